@@ -1,0 +1,104 @@
+"""The ``fitcheck`` command line: one flag per request field, named as the field with dashes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from service.core.errors import InvalidInput, UnknownName
+from service.core.estimate import estimate
+from service.core.report import estimate_to_dict, estimate_to_text
+from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
+
+BOOL_FIELDS = ("flash_attn", "sequence_parallel")
+HELP = {
+    "model": "preset id or alias (llama-3-8b, 'Llama 3 8B') or a bare size ('7B')",
+    "arch": "architecture as JSON (our fields or a Hugging Face config.json), or a path to one",
+    "task": "train | finetune | infer",
+    "precision": "fp32 | bf16_mixed | fp16_mixed | bf16 | fp8",
+    "optimizer": "adamw | adamw_8bit | sgd | sgd_momentum | adafactor | lion",
+    "recompute": "none | selective | full",
+    "gpu": "GPU id or alias (a100-40gb, 'H100', 4090)",
+    "quantization": "serving weights: none | fp8 | int8 | int4 | gptq | awq | nf4 | gguf-q4_k_m ...",
+    "activation_model": "hf | megatron | korthikanti | seed_s3",
+    "framework": "deepspeed | megatron | fsdp | hf (how gradients and master weights are kept)",
+}
+
+
+def _add_request_flags(parser: argparse.ArgumentParser) -> None:
+    for f in fields(EstimateRequest):
+        flag = "--" + f.name.replace("_", "-")
+        if f.name in BOOL_FIELDS:
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=None)
+        elif f.name in INT_RANGES:
+            parser.add_argument(flag, dest=f.name, type=_int, default=None, help=HELP.get(f.name))
+        elif f.name in FLOAT_RANGES:
+            parser.add_argument(flag, dest=f.name, type=float, default=None)
+        else:
+            parser.add_argument(flag, dest=f.name, default=None, help=HELP.get(f.name))
+
+
+def _int(text: str) -> int:
+    """Whole numbers, also written as 4k / 32K / 1e3."""
+    t = text.strip().lower()
+    scale = 1
+    if t.endswith("k"):
+        t, scale = t[:-1], 1024 if t[:-1].isdigit() and int(t[:-1]) in (4, 8, 16, 32, 64, 128) \
+            else 1000
+    value = float(t) * scale
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
+
+
+def _arch(value: str) -> dict[str, Any]:
+    path = Path(value)
+    text = path.read_text() if not value.lstrip().startswith("{") and path.exists() else value
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput("arch", f"not valid JSON ({exc.msg})", "a JSON object") from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("arch", "must be a JSON object", "a JSON object")
+    return data
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fitcheck", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    est = sub.add_parser("estimate", help="per-GPU memory breakdown for one job")
+    _add_request_flags(est)
+    est.add_argument("--json", action="store_true", help="print the API's JSON")
+    return parser
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    values = {f.name: getattr(args, f.name) for f in fields(EstimateRequest)}
+    if values["arch"] is not None:
+        values["arch"] = _arch(values["arch"])
+    result = estimate(EstimateRequest(**values))
+    if args.json:
+        print(json.dumps(estimate_to_dict(result), indent=2))
+    else:
+        print(estimate_to_text(result))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run_estimate(args)
+    except InvalidInput as exc:
+        print(f"fitcheck: {exc.field}: {exc.message}. Accepted: {exc.accepted}.", file=sys.stderr)
+    except UnknownName as exc:
+        print(f"fitcheck: {exc}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

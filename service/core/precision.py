@@ -1,0 +1,104 @@
+"""Bytes per parameter for weights, gradients and optimizer state, by recipe.
+
+Sources: ZeRO (Rajbhandari et al. 2019, section 3: mixed-precision Adam = 2+2+12 = 16 B/param);
+EleutherAI "Transformer Math 101"; Megatron-LM ``distributed/param_and_grad_buffer.py`` (fp32
+main grads, 18 B/param); bitsandbytes 8-bit optimizers (Dettmers et al. 2021, block size 2048);
+Adafactor (Shazeer & Stern 2018); Lion (Chen et al. 2023).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from service.core.errors import InvalidInput
+
+Precision = Literal["fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8"]
+Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion"]
+Framework = Literal["deepspeed", "megatron", "fsdp", "hf"]
+
+PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8")
+OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion")
+FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
+
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
+}
+
+BNB_BLOCK = 2048  # bitsandbytes blockwise quantization: one fp32 absmax per 2048 values
+
+
+def is_mixed(precision: str) -> bool:
+    """Mixed recipes compute in 16/8-bit and keep an fp32 master copy of the weights."""
+    return precision in ("bf16_mixed", "fp16_mixed", "fp8")
+
+
+def compute_dtype_bytes(precision: str) -> int:
+    """Bytes of one activation element: 4 in fp32, else 2 (fp8 recipes keep bf16 activations)."""
+    return 4 if precision == "fp32" else 2
+
+
+def weight_bytes_per_param(precision: str, framework: str) -> float:
+    """Working weights: fp32 4 B; 16-bit 2 B; fp8 keeps bf16 weights plus an fp8 copy (2+1 B).
+
+    ``framework == "hf"`` with a mixed recipe is PyTorch autocast over fp32 parameters
+    (HF Trainer/accelerate without DeepSpeed): the weights stay fp32 (4 B) and the fp32
+    copy needs no separate master (see ``master_bytes_per_param``).
+    """
+    if precision == "fp32" or (framework == "hf" and is_mixed(precision)):
+        return 4
+    if precision == "fp8":
+        return 3  # Transformer Engine caches an fp8 transpose/copy of each weight
+    return 2
+
+
+def gradient_bytes_per_param(precision: str, framework: str) -> float:
+    """Gradients: in the weights' dtype, except fp32 where the recipe accumulates in fp32.
+
+    Megatron keeps fp32 main grads (``accumulate_allreduce_grads_in_fp32``): 4 B.
+    Autocast over fp32 parameters (``hf``) produces fp32 grads: 4 B.
+    """
+    if precision == "fp32" or (framework in ("megatron", "hf") and is_mixed(precision)):
+        return 4
+    return 2
+
+
+def master_bytes_per_param(precision: str, framework: str) -> float:
+    """fp32 master weights kept by the optimizer in mixed precision (4 B), else none.
+
+    FSDP with a mixed-precision policy keeps sharded fp32 parameters as its master (4 B);
+    autocast over fp32 parameters (``hf``) updates the fp32 weights directly (0 B extra).
+    """
+    if is_mixed(precision) and framework != "hf":
+        return 4
+    return 0
+
+
+def optimizer_state_bytes_per_param(optimizer: str, precision: str) -> float:
+    """Optimizer moments per parameter, master copy excluded.
+
+    AdamW: m and v (2 x 4 B fp32; 2 x 2 B when the whole model is pure bf16, as
+    ``torch.optim.AdamW`` keeps states in the parameter dtype). 8-bit Adam: 2 x 1 B plus one
+    fp32 absmax per 2048 values per state. SGD with momentum: one buffer; Lion: one moment.
+    Adafactor's factored moment is shape-dependent: see ``adafactor_state_bytes``.
+    """
+    state_dtype = 2 if precision == "bf16" else 4
+    if optimizer == "adamw":
+        return 2 * state_dtype
+    if optimizer == "adamw_8bit":
+        return 2 * (1 + 4 / BNB_BLOCK)
+    if optimizer in ("sgd_momentum", "lion"):
+        return state_dtype
+    if optimizer == "sgd":
+        return 0
+    if optimizer == "adafactor":
+        return 0  # counted from matrix shapes, not per parameter
+    raise InvalidInput("optimizer", f"unknown optimizer {optimizer!r}", ", ".join(OPTIMIZERS))
+
+
+def check_recipe(precision: str, optimizer: str, framework: str) -> None:
+    if precision not in PRECISIONS:
+        raise InvalidInput("precision", f"unknown precision {precision!r}", ", ".join(PRECISIONS))
+    if optimizer not in OPTIMIZERS:
+        raise InvalidInput("optimizer", f"unknown optimizer {optimizer!r}", ", ".join(OPTIMIZERS))
+    if framework not in FRAMEWORKS:
+        raise InvalidInput("framework", f"unknown framework {framework!r}", ", ".join(FRAMEWORKS))

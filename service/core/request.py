@@ -1,0 +1,124 @@
+"""An estimate request as the user gave it (None = not stated), and its checks.
+
+``resolve.py`` turns it into a ``Job`` with every default filled in and written down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from service.core.errors import InvalidInput
+
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "seq_len": (1, 10_000_000),
+    "micro_batch": (1, 1_000_000),
+    "global_batch": (1, 100_000_000),
+    "zero_stage": (0, 3),
+    "tp": (1, 1024),
+    "pp": (1, 1024),
+    "cp": (1, 1024),
+    "ep": (1, 4096),
+    "lora_rank": (1, 65_536),
+    "batch": (1, 1_000_000),
+    "concurrent": (1, 1_000_000),
+    "gpu_count": (1, 1_000_000),
+    "nodes": (1, 100_000),
+    "gpus_per_node": (1, 1024),
+    "virtual_stages": (1, 128),
+    "shard_group": (1, 1_000_000),
+    "cuda_context_bytes": (0, 1 << 40),
+}
+FLOAT_RANGES: dict[str, tuple[float, float]] = {
+    "params_b": (0.0001, 100_000.0),
+    "tokens": (1.0, 1e16),
+    "mfu": (0.01, 1.0),
+    "price_per_gpu_hour": (0.0, 10_000.0),
+    "allocator_reserve": (0.0, 1.0),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EstimateRequest:
+    """Every field optional; names match the REST API (``POST /v1/estimate``)."""
+
+    model: str | None = None
+    params_b: float | None = None
+    arch: dict[str, Any] | None = None  # our architecture fields, or a pasted HF config.json
+    task: str | None = None  # train | finetune | infer
+    finetune_method: str | None = None  # full | lora | qlora
+    seq_len: int | None = None
+    micro_batch: int | None = None
+    global_batch: int | None = None
+    precision: str | None = None
+    optimizer: str | None = None
+    framework: str | None = None
+    zero_stage: int | None = None
+    shard_group: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    sequence_parallel: bool | None = None
+    pp_schedule: str | None = None
+    virtual_stages: int | None = None
+    recompute: str | None = None
+    flash_attn: bool | None = None
+    offload: str | None = None
+    lora_rank: int | None = None
+    lora_targets: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    batch: int | None = None
+    concurrent: int | None = None
+    gpu: str | None = None
+    gpu_count: int | None = None
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    tokens: float | None = None
+    mfu: float | None = None
+    price_per_gpu_hour: float | None = None
+    activation_model: str | None = None
+    overhead_model: str | None = None
+    cuda_context_bytes: int | None = None
+    allocator_reserve: float | None = None
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
+
+    def stated(self) -> dict[str, Any]:
+        """The fields the user gave, in declaration order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EstimateRequest:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidInput(unknown[0], "is not a request field", ", ".join(sorted(known)))
+        return cls(**data)
+
+
+def check_ranges(request: EstimateRequest) -> None:
+    """Reject numbers no real job has, naming the field and the accepted range."""
+    for name, (low, high) in INT_RANGES.items():
+        value = getattr(request, name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidInput(name, f"must be a whole number, got {value!r}", f"{low}..{high:,}")
+        if not low <= value <= high:
+            raise InvalidInput(name, f"{value:,} is out of range", f"an integer {low}..{high:,}")
+    for name, (flow, fhigh) in FLOAT_RANGES.items():
+        value = getattr(request, name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            raise InvalidInput(name, f"must be a number, got {value!r}", f"{flow:g}..{fhigh:g}")
+        if not flow <= value <= fhigh:
+            raise InvalidInput(name, f"{value:g} is out of range", f"a number {flow:g}..{fhigh:g}")
+    for name in ("sequence_parallel", "flash_attn"):
+        value = getattr(request, name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidInput(name, f"must be true or false, got {value!r}", "true or false")

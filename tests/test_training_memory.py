@@ -1,0 +1,198 @@
+"""Training memory: each knob moves the component it should, by the amount its formula says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from service.core.errors import InvalidInput, UnknownName
+from service.core.estimate import estimate
+from service.core.lora import lora_params
+from service.core.presets import find_preset
+from service.core.request import EstimateRequest
+
+BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)
+P = 8_030_261_248
+
+
+def per_gpu(**changes: object) -> dict[str, int]:
+    return estimate(replace(BASE, **changes)).per_gpu_bytes  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("precision", "optimizer", "framework", "bytes_per_param"),
+    [
+        ("fp32", "adamw", "deepspeed", 16),  # 4 + 4 + 8
+        ("bf16_mixed", "adamw", "deepspeed", 16),  # 2 + 2 + (4 master + 8)
+        ("bf16_mixed", "adamw", "megatron", 18),  # fp32 main grads
+        ("bf16_mixed", "adamw", "hf", 16),  # autocast: fp32 weights + fp32 grads + 8
+        ("bf16", "adamw", "deepspeed", 8),  # pure bf16: states in bf16
+        ("bf16_mixed", "sgd", "deepspeed", 8),  # master only
+        ("bf16_mixed", "sgd_momentum", "deepspeed", 12),
+        ("bf16_mixed", "lion", "deepspeed", 12),
+        ("fp8", "adamw", "deepspeed", 17),  # bf16 weights + fp8 copy + 2 + 12
+    ],
+)
+def test_model_state_bytes_per_param(precision: str, optimizer: str, framework: str,
+                                     bytes_per_param: int) -> None:
+    per = per_gpu(precision=precision, optimizer=optimizer, framework=framework)
+    states = per["weights"] + per["gradients"] + per["optimizer"]
+    assert states == pytest.approx(bytes_per_param * P, rel=1e-6)
+
+
+def test_8bit_adam_is_about_6_bytes_of_optimizer_per_param() -> None:
+    per = per_gpu(optimizer="adamw_8bit")
+    assert per["optimizer"] / P == pytest.approx(6.0, abs=0.01)
+
+
+def test_adafactor_factored_moment_is_tiny() -> None:
+    per = per_gpu(optimizer="adafactor")
+    assert 4 * P < per["optimizer"] < 4.01 * P  # master + row/column factors
+
+
+@pytest.mark.parametrize("stage", [0, 1, 2, 3])
+def test_zero_stages_shard_what_the_paper_says(stage: int) -> None:
+    one = per_gpu(zero_stage=stage)
+    eight = per_gpu(zero_stage=stage, gpu_count=8)
+    for key, needed in (("optimizer", 1), ("gradients", 2), ("weights", 3)):
+        ratio = one[key] / eight[key]
+        assert ratio == pytest.approx(8 if stage >= needed else 1, rel=1e-6)
+
+
+def test_hsdp_shards_within_the_group_only() -> None:
+    full = per_gpu(zero_stage=3, gpu_count=64)
+    hsdp = per_gpu(zero_stage=3, gpu_count=64, shard_group=8)
+    assert hsdp["optimizer"] == pytest.approx(8 * full["optimizer"], rel=1e-6)
+
+
+def test_tensor_and_pipeline_parallelism_split_the_model() -> None:
+    tp8 = per_gpu(tp=8, gpu_count=8)
+    assert tp8["weights"] == pytest.approx(2 * P / 8, rel=0.01)
+    pp4 = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=16))
+    # the busiest stage holds 8 layers plus the LM head (128256 x 4096)
+    layer_share = (P - 2 * 128256 * 4096) / 4
+    assert pp4.per_gpu_bytes["weights"] == pytest.approx(2 * (layer_share + 128256 * 4096),
+                                                          rel=0.001)
+
+
+def test_recompute_orders_activations() -> None:
+    none, sel, full = (per_gpu(recompute=r)["activations"] for r in ("none", "selective", "full"))
+    assert full < sel <= none
+    # full recompute keeps one 2-byte hidden vector per token per layer, plus the logits term
+    est = estimate(replace(BASE, recompute="full"))
+    assert est.extra["activation_non_layer_bytes"] + 32 * 4096 * 4096 * 2 == full
+
+
+def test_eager_attention_adds_the_s_squared_matrices() -> None:
+    flash = per_gpu(flash_attn=True)["activations"]
+    eager = per_gpu(flash_attn=False)["activations"]
+    # fp32 softmax + bf16 copy per head per key: 32 layers x 32 heads x 4096^2 x 6 B at least
+    assert eager - flash > 32 * 32 * 4096**2 * 6 * 0.95
+
+
+def test_selective_recompute_drops_the_s_squared_term() -> None:
+    assert per_gpu(flash_attn=False, recompute="selective")["activations"] < \
+        per_gpu(flash_attn=False)["activations"] / 4
+
+
+def test_activations_scale_with_micro_batch_and_split_with_context_parallelism() -> None:
+    one = per_gpu()["activations"]
+    assert per_gpu(micro_batch=4)["activations"] == pytest.approx(4 * one, rel=1e-6)
+    assert per_gpu(cp=4, gpu_count=4)["activations"] == pytest.approx(one / 4, rel=1e-6)
+
+
+def test_pipeline_first_stage_keeps_pp_micro_batches() -> None:
+    est = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=32, recompute="full"))
+    assert est.extra["pipeline_in_flight"] == 4
+    inter = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=32, pp_schedule="interleaved",
+                             virtual_stages=2))
+    assert inter.extra["pipeline_in_flight"] == pytest.approx(4 * (1 + 3 / 8))
+
+
+def test_sequence_parallel_splits_the_replicated_parts() -> None:
+    tp = per_gpu(tp=8, gpu_count=8)["activations"]
+    sp = per_gpu(tp=8, gpu_count=8, sequence_parallel=True)["activations"]
+    assert sp < tp
+
+
+def test_optimizer_offload_moves_state_to_cpu() -> None:
+    est = estimate(replace(BASE, offload="optimizer", zero_stage=2, gpu_count=8))
+    assert est.per_gpu_bytes["optimizer"] == 0
+    assert est.cpu_offload_bytes == pytest.approx(12 * P / 8, rel=1e-6)
+
+
+def test_lora_counts_match_peft_for_llama3_8b() -> None:
+    arch = find_preset("llama-3-8b").arch
+    assert lora_params(arch, 16, "attention") == 13_631_488
+    assert lora_params(arch, 16, "all_linear") == 41_943_040
+
+
+def test_lora_trains_adapters_only() -> None:
+    est = estimate(replace(BASE, task="finetune", lora_rank=16))
+    assert est.params_trainable == 41_943_040
+    assert est.per_gpu_bytes["weights"] == 2 * P
+    assert est.per_gpu_bytes["optimizer"] == 8 * 41_943_040  # fp32 adapters: m and v
+
+
+def test_qlora_base_is_about_4_bits() -> None:
+    est = estimate(replace(BASE, task="finetune", lora_rank=16, quantization="nf4"))
+    assert est.per_gpu_bytes["weights"] / 1e9 == pytest.approx(5.7, abs=0.15)
+    assert any("qlora" in a for a in est.assumptions)
+
+
+def test_moe_expert_parallelism_splits_experts() -> None:
+    base = EstimateRequest(model="mixtral-8x7b", seq_len=4096, gpu_count=8, zero_stage=1)
+    one = estimate(base).per_gpu_bytes["weights"]
+    ep8 = estimate(replace(base, ep=8)).per_gpu_bytes["weights"]
+    assert ep8 < one / 3
+
+
+def test_megatron_profile_reproduces_korthikanti_for_a_gpt() -> None:
+    arch = {"layers": 1, "hidden": 1024, "heads": 16, "ffn": 4096, "vocab": 1000,
+            "mlp": "plain", "norm": "layernorm", "dropout": 0.1, "positions": "learned",
+            "max_positions": 2048}
+    req = EstimateRequest(arch=arch, seq_len=2048, flash_attn=False)
+    meg = estimate(replace(req, activation_model="megatron")).extra["activation_per_layer_bytes"]
+    kor = 2048 * 1024 * (34 + 5 * 16 * 2048 / 1024)
+    assert meg == pytest.approx(kor, rel=0.001)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"tp": 3, "gpu_count": 3}, "tp"),
+        ({"tp": 2, "gpu_count": 3}, "gpu_count"),
+        ({"pp": 64, "gpu_count": 64}, "pp"),
+        ({"ep": 2, "gpu_count": 2}, "ep"),
+        ({"precision": "int3"}, "precision"),
+        ({"optimizer": "adam9"}, "optimizer"),
+        ({"recompute": "sometimes"}, "recompute"),
+        ({"seq_len": 0}, "seq_len"),
+        ({"micro_batch": -1}, "micro_batch"),
+        ({"zero_stage": 4}, "zero_stage"),
+        ({"mfu": 1.5}, "mfu"),
+    ],
+)
+def test_bad_requests_name_the_field(changes: dict[str, object], field: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        estimate(replace(BASE, **changes))  # type: ignore[arg-type]
+    assert err.value.field == field
+
+
+def test_unknown_names_come_with_suggestions() -> None:
+    with pytest.raises(UnknownName) as err:
+        estimate(replace(BASE, model="llama-3-8c"))
+    assert "llama-3-8b" in err.value.suggestions
+    with pytest.raises(UnknownName) as gpu_err:
+        estimate(replace(BASE, gpu="a100-41gb"))
+    assert any(s.startswith("a100") for s in gpu_err.value.suggestions)
+
+
+def test_time_and_cost_when_tokens_are_given() -> None:
+    est = estimate(EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb", gpu_count=256,
+                                   mfu=0.4, price_per_gpu_hour=2.0))
+    assert est.compute is not None
+    # 6N plus the attention term at seq 4096: a little over the seed's 4.8 days
+    assert 4.8 < est.compute.days < 5.6
+    assert est.compute.cost == pytest.approx(est.compute.gpu_hours * 2.0)
