@@ -44,13 +44,18 @@ def _add_request_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _int(text: str) -> int:
-    """Whole numbers, also written as 4k / 32K / 1e3."""
+    """Whole numbers, also written 1e3 or with k: a power of two (4k, 32K) means x 1024, as in
+    context lengths; any other number x 1000."""
     t = text.strip().lower()
     scale = 1
     if t.endswith("k"):
-        t, scale = t[:-1], 1024 if t[:-1].isdigit() and int(t[:-1]) in (4, 8, 16, 32, 64, 128) \
-            else 1000
-    value = float(t) * scale
+        t = t[:-1]
+        power_of_two = t.isdigit() and int(t) > 0 and int(t) & (int(t) - 1) == 0
+        scale = 1024 if power_of_two else 1000
+    try:
+        value = float(t) * scale
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
     if value != int(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     return int(value)

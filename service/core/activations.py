@@ -10,6 +10,7 @@ Named models:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.core.job import Job
@@ -32,7 +33,7 @@ def layer_setup(job: Job) -> LayerSetup:
     return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile)
 
 
-def _items_bytes(items: list[Saved], job: Job, skip_core: bool = False) -> float:
+def _items_bytes(items: Sequence[Saved], job: Job, skip_core: bool = False) -> float:
     """Bytes per micro-batch on one GPU: tokens/cp x per-token bytes, TP split where it applies."""
     par = job.parallel
     tokens = job.tokens_per_micro_batch / par.cp

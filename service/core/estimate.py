@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from service.core import model_state
-from service.core.activations import activation_breakdown, kept_activation_bytes
+from service.core.activations import (
+    ActivationBreakdown,
+    activation_breakdown,
+    kept_activation_bytes,
+)
 from service.core.compute import ComputeEstimate, training_time
 from service.core.gpus import find_gpu, peak_flops
 from service.core.job import Job
@@ -32,8 +36,9 @@ ACT_SOURCES = {
 }
 
 
-def activations_component(job: Job) -> tuple[Component, dict[str, int | float | str]]:
-    acts = activation_breakdown(job)
+def activations_component(
+    job: Job, acts: ActivationBreakdown
+) -> tuple[Component, dict[str, int | float | str]]:
     n = kept_activation_bytes(acts, job.parallel.pp)
     kept = {"none": "all saved tensors", "selective": "core attention recomputed",
             "full": "layer inputs only"}[job.recompute]
@@ -55,9 +60,10 @@ def activations_component(job: Job) -> tuple[Component, dict[str, int | float | 
 def training_estimate(resolved: Resolved) -> Estimate:
     job = resolved.job
     comps = [model_state.weights(job), model_state.gradients(job), model_state.optimizer(job)]
-    act, extra = activations_component(job)
+    acts = activation_breakdown(job)
+    act, extra = activations_component(job, acts)
     comps.append(act)
-    comps.append(temporary(job, activation_breakdown(job)))
+    comps.append(temporary(job, acts))
     comps.append(overhead(job, sum(c.bytes for c in comps)))
     extra["grad_accum"] = job.grad_accum
     trainable = (parameter_count(job.arch) if job.trains_all_weights

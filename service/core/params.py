@@ -8,6 +8,7 @@ matrices, biases and norm scales. Rotary tables are buffers, not parameters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from service.core.architecture import MLA, Architecture, MoE
 
@@ -97,7 +98,9 @@ def embedding_params(arch: Architecture) -> int:
     return arch.vocab * arch.hidden + positions
 
 
+@lru_cache(maxsize=1024)
 def parameter_breakdown(arch: Architecture) -> ParamBreakdown:
+    """Parameters by module kind (cached: the planner asks for the same shape many times)."""
     mlp = arch.dense_layers * dense_mlp_params(arch, arch.ffn)
     if arch.moe is not None:
         mlp += arch.moe_layers * moe_mlp_params(arch, arch.moe)

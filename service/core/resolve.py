@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from service.core.errors import InvalidInput
 from service.core.gpus import Gpu, find_gpu
@@ -14,15 +15,19 @@ from service.core.job import (
     PIPELINE_SCHEDULES,
     RECOMPUTE,
     TASKS,
+    FinetuneMethod,
     Job,
+    Offload,
     Parallelism,
+    Recompute,
+    Task,
 )
 from service.core.models import ResolvedModel, resolve_model
 from service.core.overhead import ALLOCATOR_RESERVE, default_context_bytes
 from service.core.precision import check_recipe
 from service.core.request import EstimateRequest
 from service.core.serving import check_kv_dtype, check_quantization
-from service.core.units import human_count
+from service.core.units import GiB, human_count
 
 
 @dataclass(slots=True)
@@ -155,20 +160,25 @@ def resolve(req: EstimateRequest) -> Resolved:
     if method in ("lora", "qlora") and req.lora_rank is None:
         notes.append("LoRA rank 16")
     overhead_model = _choice("overhead_model", req.overhead_model or "measured", OVERHEAD_MODELS)
+    context = req.cuda_context_bytes
+    reserve = req.allocator_reserve
+    if overhead_model == "measured" and task != "infer" and (context is None or reserve is None):
+        context = default_context_bytes(par.gpus) if context is None else context
+        reserve = ALLOCATOR_RESERVE if reserve is None else reserve
+        notes.append(f"overhead: CUDA context{' + NCCL' if par.gpus > 1 else ''} "
+                     f"{context / GiB:.1f} GiB + {reserve:.0%} allocator reserve")
     job = Job(
-        arch=model.arch, model_id=model.model_id, param_scale=model.param_scale, task=task,  # type: ignore[arg-type]
-        finetune_method=method,  # type: ignore[arg-type]
+        arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
+        task=cast(Task, task), finetune_method=cast(FinetuneMethod, method),
         seq_len=seq, micro_batch=req.micro_batch or 1, global_batch=req.global_batch or 0,
         precision=precision, optimizer=optimizer, framework=framework, parallel=par,
-        recompute=_choice("recompute", req.recompute or "none", RECOMPUTE),  # type: ignore[arg-type]
+        recompute=cast(Recompute, _choice("recompute", req.recompute or "none", RECOMPUTE)),
         flash_attn=True if req.flash_attn is None else req.flash_attn,
-        offload=_choice("offload", req.offload or "none", OFFLOADS),  # type: ignore[arg-type]
+        offload=cast(Offload, _choice("offload", req.offload or "none", OFFLOADS)),
         lora_rank=req.lora_rank or 16, lora_targets=lora_targets, quantization=quant,
         kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1, gpu=gpu,
         activation_model=act_model, overhead_model=overhead_model,
-        cuda_context_bytes=(req.cuda_context_bytes if req.cuda_context_bytes is not None
-                            else default_context_bytes(par.gpus)),
-        allocator_reserve=(req.allocator_reserve if req.allocator_reserve is not None
-                           else ALLOCATOR_RESERVE),
+        cuda_context_bytes=default_context_bytes(par.gpus) if context is None else context,
+        allocator_reserve=ALLOCATOR_RESERVE if reserve is None else reserve,
     )
     return Resolved(job, model, notes)

@@ -14,6 +14,7 @@ bytes per token of the micro-batch. Two implementation profiles:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from service.core.architecture import Architecture
 
@@ -149,6 +150,7 @@ def ffn_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]
     return items
 
 
-def layer_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]:
+@lru_cache(maxsize=1024)
+def layer_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> tuple[Saved, ...]:
     """Everything one layer keeps for backward (no recompute), bytes per token."""
-    return attention_saved(arch, s) + ffn_saved(arch, s, moe_layer)
+    return tuple(attention_saved(arch, s) + ffn_saved(arch, s, moe_layer))

@@ -1,0 +1,94 @@
+"""Serving: quantized weights with their real bits, KV cache by attention kind, concurrency."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from service.core.errors import InvalidInput
+from service.core.estimate import estimate
+from service.core.params import parameter_count
+from service.core.presets import find_preset
+from service.core.request import EstimateRequest
+from service.core.serving import kv_bytes_per_token, kv_cache_bytes, serving_weight_bytes
+
+GB = 1e9
+
+
+def test_gguf_q4_k_m_matches_llama_cpp_file_size() -> None:
+    # llama.cpp lists Llama-2-7B Q4_K_M at 4.08 GB (3.80 GiB)
+    arch = find_preset("llama-2-7b").arch
+    assert serving_weight_bytes(arch, "gguf-q4_k_m") / GB == pytest.approx(4.08, abs=0.05)
+
+
+def test_awq_70b_keeps_embeddings_in_16_bit() -> None:
+    arch = find_preset("llama-3.1-70b").arch
+    vocab_matrices = 2 * 128256 * 8192  # embedding and LM head stay 16-bit
+    layers = parameter_count(arch) - vocab_matrices
+    expected = layers * 4.156 / 8 + vocab_matrices * 2
+    assert serving_weight_bytes(arch, "awq") == pytest.approx(expected, rel=0.001)
+    assert 39 < expected / GB < 40.5
+
+
+def test_kv_per_token_by_attention_kind() -> None:
+    mha = find_preset("llama-2-7b").arch
+    gqa = find_preset("llama-3-8b").arch
+    mla = find_preset("deepseek-v3").arch
+    assert kv_bytes_per_token(mha, "bf16", 1) == 2 * 32 * 32 * 128 * 2  # 512 KiB
+    assert kv_bytes_per_token(gqa, "bf16", 1) == 2 * 32 * 8 * 128 * 2  # 128 KiB
+    assert kv_bytes_per_token(mla, "bf16", 1) == 61 * (512 + 64) * 2  # compressed latent
+    assert kv_bytes_per_token(gqa, "fp8", 1) == kv_bytes_per_token(gqa, "bf16", 1) / 2
+
+
+def test_sliding_window_layers_cap_their_cache() -> None:
+    gemma = find_preset("gemma-2-9b").arch
+    assert gemma.sliding_window == 4096
+    short = kv_cache_bytes(gemma, "bf16", 4096, 1)
+    long = kv_cache_bytes(gemma, "bf16", 8192, 1)
+    # half the layers stop growing at the 4096-token window
+    assert long == pytest.approx(short * 1.5, rel=0.01)
+
+
+def test_tensor_parallel_serving_splits_weights_and_kv() -> None:
+    base = EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384, batch=8,
+                           gpu="h100-80gb")
+    one = estimate(base).per_gpu_bytes
+    four = estimate(replace(base, gpu_count=4)).per_gpu_bytes
+    assert four["weights"] == pytest.approx(one["weights"] / 4, rel=1e-6)
+    assert four["kv_cache"] == pytest.approx(one["kv_cache"] / 4, rel=1e-6)
+
+
+def test_kv_heads_replicate_when_tp_exceeds_them() -> None:
+    base = EstimateRequest(model="llama-3-8b", task="infer", seq_len=8192, batch=4)
+    tp8 = estimate(replace(base, gpu_count=8)).per_gpu_bytes["kv_cache"]
+    tp16 = estimate(replace(base, gpu_count=16)).per_gpu_bytes["kv_cache"]
+    assert tp16 == tp8  # 8 KV heads: beyond tp=8 each GPU still keeps one head
+
+
+def test_max_concurrent_sequences_budgeted_like_vllm() -> None:
+    base = EstimateRequest(model="llama-3.1-8b", task="infer", seq_len=8192, gpu="h100-80gb")
+    est = estimate(base)
+    per_seq = est.extra["kv_bytes_per_sequence"]
+    assert per_seq == 8192 * 128 * 1024
+    n = est.extra["max_concurrent_sequences"]
+    assert isinstance(n, int)
+    # 0.9 x 79 GiB - 16 GB weights - workspace - 1.5 GiB: about 50 GB of KV, ~46 sequences
+    assert 40 <= n <= 55
+    longer = estimate(replace(base, seq_len=32768)).extra["max_concurrent_sequences"]
+    assert isinstance(longer, int) and longer < n / 3
+
+
+def test_serving_fits_flag_and_no_training_components() -> None:
+    est = estimate(EstimateRequest(model="llama-3.1-70b", task="infer", gpu="h100-80gb"))
+    assert est.fits is False  # 141 GB of bf16 weights
+    assert est.per_gpu_bytes["optimizer"] == est.per_gpu_bytes["gradients"] == 0
+    assert estimate(EstimateRequest(model="llama-3.1-70b", quantization="awq", task="infer",
+                                    gpu="h100-80gb")).fits is True
+
+
+@pytest.mark.parametrize(("field", "value"), [("quantization", "int3"), ("kv_cache_dtype", "fp6")])
+def test_unknown_formats_are_named(field: str, value: str) -> None:
+    with pytest.raises(InvalidInput) as err:
+        estimate(EstimateRequest(model="llama-3-8b", task="infer", **{field: value}))
+    assert err.value.field == field
