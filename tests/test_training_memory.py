@@ -27,6 +27,7 @@ def per_gpu(**changes: object) -> dict[str, int]:
         ("bf16_mixed", "adamw", "deepspeed", 16),  # 2 + 2 + (4 master + 8)
         ("bf16_mixed", "adamw", "megatron", 18),  # fp32 main grads
         ("bf16_mixed", "adamw", "hf", 16),  # autocast: fp32 weights + fp32 grads + 8
+        ("bf16_mixed", "adamw", "fsdp", 16),  # FSDP2: sharded fp32 params and grads + 8
         ("bf16", "adamw", "deepspeed", 8),  # pure bf16: states in bf16
         ("bf16_mixed", "sgd", "deepspeed", 8),  # master only
         ("bf16_mixed", "sgd_momentum", "deepspeed", 12),

@@ -97,8 +97,6 @@ def weights(job: Job) -> Component:
             f"{linear:,} x 4.127/8 + {other:,} x 2 B", "QLoRA, Dettmers et al. 2023, sec. 3",
         )
     per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
-    if not job.is_training:
-        per = 2.0
     if job.offload == "optimizer_and_params" and job.is_training:
         return Component("weights", 0, "offloaded to CPU", "0 B on the GPU",
                          "ZeRO-Infinity, Rajbhandari et al. 2021", "prefetch buffers in temporary")

@@ -9,9 +9,9 @@ from __future__ import annotations
 from service.core.activations import ActivationBreakdown
 from service.core.job import Job
 from service.core.params import layer_params
-from service.core.precision import compute_dtype_bytes, weight_bytes_per_param
+from service.core.precision import compute_dtype_bytes, gradient_bytes_per_param
 from service.core.result import Component
-from service.core.units import GiB, MiB
+from service.core.units import MiB
 
 CUDA_CONTEXT_BYTES = 512 * MiB  # CUDA context + cuBLAS/cuDNN workspaces (PyTorch, CUDA 12, lazy)
 NCCL_BYTES = 512 * MiB  # NCCL communicator buffers when more than one GPU
@@ -47,8 +47,9 @@ def gathered_param_bytes(job: Job) -> float:
     if par.zero_stage < 3 or par.zero_shards == 1:
         return 0.0
     per_layer = layer_params(job.arch) / job.arch.layers / par.tp
-    w = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2
-    return per_layer * (2 * w + w)
+    e = compute_dtype_bytes(job.precision)
+    grad = gradient_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 0
+    return per_layer * (2 * e + grad)
 
 
 def temporary(job: Job, acts: ActivationBreakdown) -> Component:
@@ -85,5 +86,3 @@ def overhead(job: Job, tensor_bytes: int) -> Component:
 def default_context_bytes(gpus: int) -> int:
     return CUDA_CONTEXT_BYTES + (NCCL_BYTES if gpus > 1 else 0)
 
-
-__all__ = ["GiB", "default_context_bytes", "overhead", "temporary"]

@@ -24,6 +24,7 @@ DTYPE_BYTES: dict[str, float] = {
     "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
 }
 
+FP32_PARAM_FRAMEWORKS = ("hf", "fsdp")
 BNB_BLOCK = 2048  # bitsandbytes blockwise quantization: one fp32 absmax per 2048 values
 
 
@@ -40,11 +41,11 @@ def compute_dtype_bytes(precision: str) -> int:
 def weight_bytes_per_param(precision: str, framework: str) -> float:
     """Working weights: fp32 4 B; 16-bit 2 B; fp8 keeps bf16 weights plus an fp8 copy (2+1 B).
 
-    ``framework == "hf"`` with a mixed recipe is PyTorch autocast over fp32 parameters
-    (HF Trainer/accelerate without DeepSpeed): the weights stay fp32 (4 B) and the fp32
-    copy needs no separate master (see ``master_bytes_per_param``).
+    ``hf`` (PyTorch autocast over fp32 parameters: HF Trainer/accelerate without DeepSpeed)
+    and ``fsdp`` (FSDP2 ``MixedPrecisionPolicy``: sharded fp32 parameters, all-gathered in
+    bf16 only for compute) keep the weights in fp32 (4 B): they are the master copy.
     """
-    if precision == "fp32" or (framework == "hf" and is_mixed(precision)):
+    if precision == "fp32" or (framework in FP32_PARAM_FRAMEWORKS and is_mixed(precision)):
         return 4
     if precision == "fp8":
         return 3  # Transformer Engine caches an fp8 transpose/copy of each weight
@@ -55,9 +56,10 @@ def gradient_bytes_per_param(precision: str, framework: str) -> float:
     """Gradients: in the weights' dtype, except fp32 where the recipe accumulates in fp32.
 
     Megatron keeps fp32 main grads (``accumulate_allreduce_grads_in_fp32``): 4 B.
-    Autocast over fp32 parameters (``hf``) produces fp32 grads: 4 B.
+    fp32 parameters (``hf`` autocast, ``fsdp``) get fp32 gradients: 4 B.
     """
-    if precision == "fp32" or (framework in ("megatron", "hf") and is_mixed(precision)):
+    fp32_grads = ("megatron", *FP32_PARAM_FRAMEWORKS)
+    if precision == "fp32" or (framework in fp32_grads and is_mixed(precision)):
         return 4
     return 2
 
@@ -65,10 +67,10 @@ def gradient_bytes_per_param(precision: str, framework: str) -> float:
 def master_bytes_per_param(precision: str, framework: str) -> float:
     """fp32 master weights kept by the optimizer in mixed precision (4 B), else none.
 
-    FSDP with a mixed-precision policy keeps sharded fp32 parameters as its master (4 B);
-    autocast over fp32 parameters (``hf``) updates the fp32 weights directly (0 B extra).
+    Where the parameters themselves are fp32 (``hf``, ``fsdp``) the optimizer updates them
+    directly: no extra copy.
     """
-    if is_mixed(precision) and framework != "hf":
+    if is_mixed(precision) and framework not in FP32_PARAM_FRAMEWORKS:
         return 4
     return 0
 
