@@ -30,7 +30,9 @@ class ActivationBreakdown:
 
 def layer_setup(job: Job) -> LayerSetup:
     profile = "megatron" if job.activation_model == "megatron" else "hf"
-    return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile)
+    fp8_linears = 1 if job.precision == "fp8" else 0
+    return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile,
+                      fp8_linears)
 
 
 def _items_bytes(items: Sequence[Saved], job: Job, skip_core: bool = False) -> float:

@@ -64,6 +64,7 @@ class Architecture:
     norm: NormKind = "rmsnorm"
     norms_per_layer: int = 2  # Gemma 2/3 have 4 (pre and post norms around attention and MLP)
     qk_norm: bool = False  # per-head RMSNorm on queries and keys (Qwen3, Gemma 3)
+    qk_norm_full: bool = False  # the q/k norms span all heads (OLMo 2): q_width + kv_width
     attn_bias: bool = False  # bias on the Q/K/V projections
     attn_out_bias: bool = False  # bias on the attention output projection
     mlp_bias: bool = False
@@ -73,7 +74,7 @@ class Architecture:
     max_positions: int = 0  # rows of the learned position table (only for learned positions)
     parallel_residual: bool = False  # attention and MLP read the same input (GPT-J, NeoX, Falcon)
     sliding_window: int = 0  # 0: every layer attends to the whole context
-    sliding_window_layers: float = 0.0  # fraction of layers that use the window (Gemma 2: 0.5)
+    sliding_window_layers: float = 1.0  # share of layers that use the window (Gemma 2: 0.5)
     dropout: float = 0.0  # residual/attention dropout probability used in training
     moe: MoE | None = None
     mla: MLA | None = None

@@ -171,8 +171,8 @@ def phi(r: ConfigReader) -> Fields:
 
 def olmo2(r: ConfigReader) -> Fields:
     """OLMo 2 (``modeling_olmo2.py``): norms after attention and after the MLP, and RMSNorm on
-    queries and keys (over the full q and k width there; counted per head here)."""
-    return llama_fields(r, tied=False) | {"qk_norm": True}
+    queries and keys over the full q and k width."""
+    return llama_fields(r, tied=False) | {"qk_norm": True, "qk_norm_full": True}
 
 
 def starcoder2(r: ConfigReader) -> Fields:

@@ -48,7 +48,7 @@ def attention_params(arch: Architecture) -> int:
     if arch.attn_out_bias:
         count += h
     if arch.qk_norm:
-        count += 2 * arch.head_dim_resolved
+        count += q + kv if arch.qk_norm_full else 2 * arch.head_dim_resolved
     return count
 
 

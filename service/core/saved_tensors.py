@@ -35,6 +35,12 @@ class LayerSetup:
     elem_bytes: int  # 2 for 16-bit compute, 4 for fp32
     flash: bool  # fused attention (FlashAttention / SDPA): no s x s matrices
     profile: str  # "hf" or "megatron"
+    linear_input_bytes: int = 0  # fp8 recipes save linear inputs in fp8 (1 B); 0: elem_bytes
+
+    @property
+    def lin(self) -> int:
+        """Bytes of one saved linear-layer input element (Transformer Engine fp8: 1)."""
+        return self.linear_input_bytes or self.elem_bytes
 
 
 def norm_saved(arch: Architecture, width: int, e: int, profile: str, name: str) -> list[Saved]:
@@ -56,7 +62,7 @@ def attention_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
     e = s.elem_bytes
     q, kv = arch.q_width, arch.kv_width
     items = norm_saved(arch, arch.hidden, e, s.profile, "attn norm")
-    items.append(Saved("qkv input", e * arch.hidden, False))
+    items.append(Saved("qkv input", s.lin * arch.hidden, False))
     if arch.mla is not None:
         items += _mla_saved(arch, s)
     else:
@@ -67,8 +73,8 @@ def attention_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
             # apply_rotary_pos_emb: q*cos keeps q, rotate_half(q)*sin keeps rotate_half(q)
             items.append(Saved("rotary q, k and rotate_half", 2 * e * (q + kv), True))
         items += _core_saved(arch, s, q, kv, q)
-    items.append(Saved("out-proj input", e * (q if arch.mla is None else arch.heads
-                                              * arch.mla.v_head_dim), True))
+    out_width = q if arch.mla is None else arch.heads * arch.mla.v_head_dim
+    items.append(Saved("out-proj input", s.lin * out_width, True))
     if arch.dropout > 0:
         items.append(Saved("residual dropout mask", arch.hidden, False))
     return items
@@ -115,21 +121,23 @@ def _mla_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
     return items + _core_saved(arch, s, a * qk, a * qk, a * m.v_head_dim)
 
 
-def mlp_saved(arch: Architecture, ffn: int, e: int) -> list[Saved]:
-    """Gated MLP: up, gate, act(gate), act*up (4e*f); plain: up and act(up) (2e*f).
-
-    Holds for both profiles: HF ``LlamaMLP`` keeps gate, act, up and the product; TE's fused
-    fc1 keeps the 2f-wide output, the SwiGLU output 1f... and the fc2 input is that output.
+def mlp_saved(arch: Architecture, ffn: int, s: LayerSetup) -> list[Saved]:
+    """Gated MLP: gate, up, act(gate) and the product act*up that feeds the down projection
+    (4e*f); plain: up and act(up) (2e*f). HF ``LlamaMLP`` keeps exactly these; Megatron's
+    fused fc1 keeps its 2f-wide output, the SwiGLU its output, and fc2 reads that output.
+    The fc2 input is a linear input: fp8 under Transformer Engine fp8.
     """
+    e = s.elem_bytes
     if arch.mlp == "gated":
-        return [Saved("mlp gate, up, act, product", 4 * e * ffn, True)]
-    return [Saved("mlp up, act", 2 * e * ffn, True)]
+        return [Saved("mlp gate, up, act", 3 * e * ffn, True),
+                Saved("mlp down-proj input", s.lin * ffn, True)]
+    return [Saved("mlp up", e * ffn, True), Saved("mlp down-proj input", s.lin * ffn, True)]
 
 
 def ffn_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]:
     e = s.elem_bytes
     items = norm_saved(arch, arch.hidden, e, s.profile, "mlp norm")
-    items.append(Saved("mlp input", e * arch.hidden, False))
+    items.append(Saved("mlp input", s.lin * arch.hidden, False))
     if arch.norms_per_layer == 4:  # Gemma: post-attention and post-MLP norms
         items += norm_saved(arch, arch.hidden, e, s.profile, "post norm")
         items += norm_saved(arch, arch.hidden, e, s.profile, "post-mlp norm")
@@ -138,13 +146,13 @@ def ffn_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]
         items.append(Saved("router fp32 probs", 4 * moe.experts + e * moe.experts, False))
         items.append(Saved("routed token copies in/out", k * 2 * e * arch.hidden, True))
         items += [Saved(f"expert {x.name}", k * x.bytes_per_token, True)
-                  for x in mlp_saved(arch, moe.expert_ffn, e)]
+                  for x in mlp_saved(arch, moe.expert_ffn, s)]
         if moe.shared_experts:
             shared = moe.shared_experts * (moe.shared_expert_ffn or moe.expert_ffn)
             items += [Saved(f"shared {x.name}", x.bytes_per_token, True)
-                      for x in mlp_saved(arch, shared, e)]
+                      for x in mlp_saved(arch, shared, s)]
     else:
-        items += mlp_saved(arch, arch.ffn, e)
+        items += mlp_saved(arch, arch.ffn, s)
     if arch.dropout > 0:
         items.append(Saved("mlp dropout mask", arch.hidden, False))
     return items
