@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from service.core.errors import InvalidInput, UnknownName
-from service.core.estimate import estimate
-from service.core.report import estimate_to_dict, estimate_to_text
+from service.core.plan_report import answer_to_dict, plan_to_dict, plan_to_text
+from service.core.plans import answer, make_plan
+from service.core.report import estimate_to_text
 from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
 
 BOOL_FIELDS = ("flash_attn", "sequence_parallel")
@@ -76,28 +77,50 @@ def _arch(value: str) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fitcheck", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    est = sub.add_parser("estimate", help="per-GPU memory breakdown for one job")
+    est = sub.add_parser("estimate", help="per-GPU memory breakdown for one job (with --gpu "
+                         "and no --gpu-count, also the planner's fewest GPUs)")
     _add_request_flags(est)
     est.add_argument("--json", action="store_true", help="print the API's JSON")
+    plan = sub.add_parser("plan", help="fewest GPUs and the layout that fits (or: does it fit "
+                          "on --gpu-count), with time, cost and the fits-on table")
+    _add_request_flags(plan)
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--fits-on", dest="fits_on", action=argparse.BooleanOptionalAction,
+                      default=True, help="the fewest GPUs of every catalog type (on)")
     return parser
 
 
-def run_estimate(args: argparse.Namespace) -> int:
+def _request(args: argparse.Namespace) -> EstimateRequest:
     values = {f.name: getattr(args, f.name) for f in fields(EstimateRequest)}
     if values["arch"] is not None:
         values["arch"] = _arch(values["arch"])
-    result = estimate(EstimateRequest(**values))
+    return EstimateRequest(**values)
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    result, plan = answer(_request(args))
     if args.json:
-        print(json.dumps(estimate_to_dict(result), indent=2))
+        print(json.dumps(answer_to_dict(result, plan), indent=2))
     else:
         print(estimate_to_text(result))
+        if plan is not None:
+            print("\nPlanner (fewest GPUs of this type):\n" + plan_to_text(plan))
+    return 0
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    plan = make_plan(_request(args), fits_on=args.fits_on)
+    if args.json:
+        print(json.dumps(plan_to_dict(plan), indent=2))
+    else:
+        print(plan_to_text(plan))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return run_estimate(args)
+        return run_plan(args) if args.command == "plan" else run_estimate(args)
     except InvalidInput as exc:
         print(f"fitcheck: {exc.field}: {exc.message}. Accepted: {exc.accepted}.", file=sys.stderr)
     except UnknownName as exc:

@@ -11,6 +11,7 @@ from service.core.activations import (
 from service.core.compute import ComputeEstimate, training_time
 from service.core.gpus import find_gpu, peak_flops
 from service.core.job import Job
+from service.core.kv_split import kv_share
 from service.core.lora import lora_params
 from service.core.overhead import overhead, temporary
 from service.core.params import active_parameter_count, parameter_count
@@ -77,10 +78,8 @@ def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) ->
     tp = job.parallel.tp
     weights = round(serving_weight_bytes(arch, job.quantization) * job.param_scale / tp)
     # KV heads are split over TP; when tp > kv_heads each GPU keeps one (replicated) head.
-    kv_share = max(1, arch.kv_heads_resolved // tp) / arch.kv_heads_resolved
-    if arch.mla is not None:
-        kv_share = 1.0  # the MLA latent is not split by heads
-    per_seq = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len) * job.seq_len * kv_share
+    per_seq = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len) * job.seq_len \
+        * kv_share(arch, tp)
     kv = round(per_seq * job.batch)
     chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
     work = forward_workspace_bytes(arch, chunk, job.batch, tp)
@@ -135,8 +134,12 @@ def layout(job: Job) -> dict[str, int | str | bool]:
     }
 
 
-def compute_for(resolved: Resolved, request: EstimateRequest) -> ComputeEstimate | None:
-    """Training time and cost when ``tokens`` is given (GPU: the request's, else H100 SXM)."""
+def compute_for(resolved: Resolved, request: EstimateRequest,
+                textbook: bool = False) -> ComputeEstimate | None:
+    """Training time and cost when ``tokens`` is given (GPU: the request's, else H100 SXM).
+
+    ``textbook``: C = 6ND only, no attention term and no recompute (the S5 seed's formula).
+    """
     if request.tokens is None:
         return None
     job = resolved.job
@@ -157,7 +160,8 @@ def compute_for(resolved: Resolved, request: EstimateRequest) -> ComputeEstimate
     return training_time(
         params_active=active, tokens=request.tokens, gpus=job.parallel.gpus,
         peak_flops=peak_flops(gpu, peak_precision), mfu=mfu, arch=job.arch,
-        seq_len=job.seq_len, full_recompute=job.recompute == "full", price_per_gpu_hour=price,
+        seq_len=job.seq_len, full_recompute=job.recompute == "full" and not textbook,
+        price_per_gpu_hour=price, include_attention=not textbook,
     )
 
 

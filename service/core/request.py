@@ -35,6 +35,7 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "mfu": (0.01, 1.0),
     "price_per_gpu_hour": (0.0, 10_000.0),
     "allocator_reserve": (0.0, 1.0),
+    "memory_headroom": (0.5, 1.0),
 }
 
 
@@ -82,6 +83,8 @@ class EstimateRequest:
     overhead_model: str | None = None
     cuda_context_bytes: int | None = None
     allocator_reserve: float | None = None
+    memory_headroom: float | None = None  # planner: share of usable memory a layout may use
+    method: str | None = None  # planner: "planner" (default) or "seed_even_split" (the S3 seed)
 
     def __post_init__(self) -> None:
         check_ranges(self)
