@@ -99,7 +99,8 @@ def test_selective_recompute_drops_the_s_squared_term() -> None:
 
 def test_activations_scale_with_micro_batch_and_split_with_context_parallelism() -> None:
     one = per_gpu()["activations"]
-    assert per_gpu(micro_batch=4)["activations"] == pytest.approx(4 * one, rel=1e-6)
+    # everything but the rotary cos/sin tables (shared by the batch) grows with the batch
+    assert per_gpu(micro_batch=4)["activations"] == pytest.approx(4 * one, rel=1e-4)
     assert per_gpu(cp=4, gpu_count=4)["activations"] == pytest.approx(one / 4, rel=1e-6)
 
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from service.core.job import Job
 from service.core.precision import compute_dtype_bytes
-from service.core.saved_tensors import LayerSetup, Saved, layer_saved, norm_saved
+from service.core.saved_tensors import LayerSetup, Saved, dropout_mask, layer_saved, norm_saved
+
+ITEMIZED_PROFILES = ("hf", "hf_cpu", "megatron")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +31,10 @@ class ActivationBreakdown:
 
 
 def layer_setup(job: Job) -> LayerSetup:
-    profile = "megatron" if job.activation_model == "megatron" else "hf"
+    profile = job.activation_model if job.activation_model in ITEMIZED_PROFILES else "hf"
     fp8_linears = 1 if job.precision == "fp8" else 0
     return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile,
-                      fp8_linears)
+                      fp8_linears, job.micro_batch)
 
 
 def _items_bytes(items: Sequence[Saved], job: Job, skip_core: bool = False) -> float:
@@ -73,24 +75,43 @@ def in_flight_micro_batches(job: Job) -> float:
     return flight
 
 
-def non_layer_bytes(job: Job) -> float:
-    """Embedding, final norm and the logits/loss term, per micro-batch (last stage).
+def non_layer_saved(job: Job) -> list[Saved]:
+    """Embedding, final norm and the logits/loss term, bytes per token (last stage).
 
     HF causal-LM loss upcasts logits to fp32 and ``cross_entropy`` keeps the fp32
-    log-softmax: 4V per token; plus the token ids (int64) for the embedding and the loss,
-    the final norm and the LM-head input. Vocab-parallel LM heads split V by TP.
+    log-softmax: 4V per token (Gemma 2's final soft-capping also keeps a 16-bit tanh, e*V);
+    the token ids and shifted labels (int64, 8 + 8), the final norm and the LM-head input.
+    Shared by every layer: the rotary cos/sin tables, 2 x e x s x rotary dims per micro-batch;
+    with full recompute, the position ids (8s) and, with eager attention, the 4-D causal
+    mask(s) the checkpoints hold (e x b x s^2, one per distinct mask: two when sliding and
+    global layers mix). Vocab-parallel LM heads split V by TP.
     """
-    arch, e = job.arch, compute_dtype_bytes(job.precision)
-    profile = "megatron" if job.activation_model == "megatron" else "hf"
-    items = norm_saved(arch, arch.hidden, e, profile, "final norm")
+    arch, s = job.arch, layer_setup(job)
+    e, b = s.elem_bytes, job.micro_batch
+    items = norm_saved(arch, s, "final norm")
     items += [
-        Saved("lm-head input", e * arch.hidden, False),
-        Saved("fp32 log-softmax of logits", 4 * arch.vocab, True),
+        Saved("lm-head input", s.lin * arch.hidden, False),
+        Saved("fp32 log-softmax of logits", (4 + (e if arch.final_softcap else 0)) * arch.vocab,
+              True),
         Saved("token ids and labels (int64)", 16, False),
     ]
+    if arch.positions == "rotary" and s.hf:
+        rot = arch.head_dim_resolved * arch.rotary_fraction
+        items.append(Saved("rotary cos/sin tables", 2 * e * rot / b, False))
     if arch.dropout > 0:
-        items.append(Saved("embedding dropout mask", arch.hidden, False))
-    return _items_bytes(items, job)
+        items.append(dropout_mask(s, "embedding", arch.hidden, False))
+    if job.recompute == "full" and s.hf:
+        items.append(Saved("position ids held by checkpoints", 8 / b, False))
+        if not job.flash_attn:
+            mixed = 0 < arch.sliding_window_layers < 1 and arch.sliding_window > 0
+            masks = 2 if mixed else 1
+            items.append(Saved("causal mask(s) held by checkpoints", masks * e * job.seq_len,
+                               False))
+    return items
+
+
+def non_layer_bytes(job: Job) -> float:
+    return _items_bytes(non_layer_saved(job), job)
 
 
 def korthikanti_layer_bytes(job: Job) -> float:

@@ -76,6 +76,10 @@ class Architecture:
     sliding_window: int = 0  # 0: every layer attends to the whole context
     sliding_window_layers: float = 1.0  # share of layers that use the window (Gemma 2: 0.5)
     dropout: float = 0.0  # residual/attention dropout probability used in training
+    rotary_fraction: float = 1.0  # share of head_dim that is rotated (GPT-NeoX 0.25, Phi-2 0.4)
+    attn_softcap: bool = False  # tanh soft-capping of attention logits (Gemma 2)
+    final_softcap: bool = False  # tanh soft-capping of the output logits (Gemma 2)
+    family: str = ""  # Hugging Face model_type: selects its modeling file's quirks (hf profile)
     moe: MoE | None = None
     mla: MLA | None = None
     name: str = field(default="custom", compare=False)
@@ -192,6 +196,9 @@ def validate(arch: Architecture) -> None:
         )
     if not 0.0 <= arch.dropout < 1.0:
         raise InvalidInput("arch.dropout", f"{arch.dropout} is not a probability", "0 <= dropout < 1")
+    if not 0.0 < arch.rotary_fraction <= 1.0:
+        raise InvalidInput("arch.rotary_fraction", f"{arch.rotary_fraction} is not a fraction",
+                           "0 < rotary_fraction <= 1")
     if not 0.0 <= arch.sliding_window_layers <= 1.0:
         raise InvalidInput(
             "arch.sliding_window_layers", f"{arch.sliding_window_layers} is not a fraction", "0..1"

@@ -31,6 +31,7 @@ DEFAULT_TIME_GPU = "h100-80gb"
 
 ACT_SOURCES = {
     "hf": "saved tensors of HF transformers modules, checked in bench/measure",
+    "hf_cpu": "saved tensors of HF transformers modules on CPU, as measured in bench/measure",
     "megatron": "Korthikanti et al. 2022 eq. 2, generalised to GQA/SwiGLU (saved_tensors.py)",
     "korthikanti": "Korthikanti et al. 2022, arXiv 2205.05198, eq. 2",
     "seed_s3": "the S3 seed's block model (seed-cases.md)",

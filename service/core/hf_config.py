@@ -70,6 +70,9 @@ _ARCHITECTURES: dict[str, str] = {
     "Starcoder2ForCausalLM": "starcoder2",
 }
 
+# Model types that share a modeling file with another (the ``family`` the hf profile reads).
+_FAMILY = {"refinedweb": "falcon", "refinedwebmodel": "falcon", "gemma3": "gemma3_text"}
+
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(
     sorted(k for k in _BUILDERS if not k.startswith("refinedweb"))
 )
@@ -120,7 +123,8 @@ def architecture_from_hf_config(config: dict[str, Any]) -> Architecture:
             message = f"{shown}, and the config lacks {', '.join(missing)} to read it as Llama"
             raise InvalidInput("arch", message, _ACCEPTED)
         builder = fam.llama  # an unknown model type with the usual keys: read it as Llama
-    return fam.make(reader, builder(reader), _name(config, kind))
+    family = _FAMILY.get(kind, kind) if builder is _BUILDERS.get(kind) else "llama"
+    return fam.make(reader, builder(reader) | {"family": family}, _name(config, kind))
 
 
 def _model_type(body: dict[str, Any], top: dict[str, Any], prefix: str) -> str:

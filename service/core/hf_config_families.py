@@ -120,6 +120,8 @@ def gemma2(r: ConfigReader) -> Fields:
     """Gemma 2 (``modeling_gemma2.py``): norms before and after attention and MLP (4 a layer);
     layers 0, 2, 4, ... use the sliding window (default 4096)."""
     fields = _gemma_fields(r) | {"norms_per_layer": 4}
+    fields["attn_softcap"] = r.config.get("attn_logit_softcapping", 50.0) is not None
+    fields["final_softcap"] = r.config.get("final_logit_softcapping", 30.0) is not None
     layers = fields["layers"]
     return fields | window(r, layers, ((layers + 1) // 2) / layers, default=4096)
 
@@ -149,6 +151,8 @@ def phi3(r: ConfigReader) -> Fields:
     weights as Llama's separate ones; no biases; window on every layer when set."""
     fields = llama_fields(r, tied=False) | {"attn_bias": False, "attn_out_bias": False}
     fields["dropout"] = dropout(r, "resid_pdrop", "attention_dropout")
+    fields["rotary_fraction"] = r.read_float("rotary_fraction", "partial_rotary_factor",
+                                             default=1.0)
     return fields | window(r, fields["layers"], 1.0)
 
 
@@ -166,6 +170,7 @@ def phi(r: ConfigReader) -> Fields:
         "mlp_bias": True,
         "qk_norm": r.read_bool("qk_norm", "qk_layernorm", default=False),
         "dropout": dropout(r, "resid_pdrop", "attention_dropout"),
+        "rotary_fraction": r.read_float("rotary_fraction", "partial_rotary_factor", default=0.5),
     }
 
 
@@ -230,6 +235,7 @@ def gpt_neox(r: ConfigReader) -> Fields:
             "parallel_residual", "use_parallel_residual", default=True
         ),
         "dropout": dropout(r, "hidden_dropout", "attention_dropout"),
+        "rotary_fraction": r.read_float("rotary_fraction", "rotary_pct", default=0.25),
     }
 
 

@@ -17,7 +17,7 @@ TASKS: tuple[str, ...] = ("train", "finetune", "infer")
 RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
 OFFLOADS: tuple[str, ...] = ("none", "optimizer", "optimizer_and_params")
 PIPELINE_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
-ACTIVATION_MODELS: tuple[str, ...] = ("hf", "megatron", "korthikanti", "seed_s3")
+ACTIVATION_MODELS: tuple[str, ...] = ("hf", "hf_cpu", "megatron", "korthikanti", "seed_s3")
 OVERHEAD_MODELS: tuple[str, ...] = ("measured", "flat_10pct")
 LORA_TARGETS: tuple[str, ...] = ("attention", "all_linear")
 

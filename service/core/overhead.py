@@ -6,7 +6,7 @@ All figures here are stated assumptions, overridable per request (``cuda_context
 
 from __future__ import annotations
 
-from service.core.activations import ActivationBreakdown
+from service.core.activations import ITEMIZED_PROFILES, ActivationBreakdown
 from service.core.job import Job
 from service.core.params import layer_params
 from service.core.precision import compute_dtype_bytes, gradient_bytes_per_param
@@ -54,9 +54,9 @@ def gathered_param_bytes(job: Job) -> float:
 
 def temporary(job: Job, acts: ActivationBreakdown) -> Component:
     """max(loss peak, one layer's backward) + ZeRO-3 gathered layers + gradient buckets."""
-    loss = loss_peak_bytes(job) if job.activation_model in ("hf", "megatron") else 0.0
-    layer = layer_backward_bytes(job, acts) if job.activation_model in ("hf", "megatron") \
-        else acts.working_set_bytes
+    itemized = job.activation_model in ITEMIZED_PROFILES
+    loss = loss_peak_bytes(job) if itemized else 0.0
+    layer = layer_backward_bytes(job, acts) if itemized else acts.working_set_bytes
     gathered = gathered_param_bytes(job)
     buckets = DDP_BUCKET_BYTES if job.parallel.dp > 1 and job.parallel.zero_stage < 3 else 0
     n = round(max(loss, layer) + gathered + buckets)

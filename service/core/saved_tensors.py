@@ -1,12 +1,15 @@
 """The tensors one transformer layer keeps for backward, item by item, per token.
 
 Each ``Saved`` item is one tensor autograd keeps alive between forward and backward, sized in
-bytes per token of the micro-batch. Two implementation profiles:
+bytes per token of the micro-batch. Implementation profiles:
 
-- ``hf``: Hugging Face ``transformers`` modules computing in 16-bit (what DeepSpeed, FSDP mixed
-  precision and accelerate run): RMSNorm upcasts to fp32 and keeps the fp32 input, eager
-  attention keeps an fp32 softmax, SDPA keeps q, k, v, its output and an fp32 log-sum-exp.
-  Checked against ``bench/measure`` (saved-tensor hooks on real models).
+- ``hf``: Hugging Face ``transformers`` modules computing in 16-bit on CUDA (what DeepSpeed,
+  FSDP mixed precision and accelerate run). Derived from and checked against saved-tensor
+  hooks on real models (``bench/measure/FINDINGS.md``): RMSNorm keeps an fp32 copy of its
+  input, eager attention an fp32 softmax, SDPA q, k, v, output and an fp32 log-sum-exp.
+- ``hf_cpu``: the same modules on CPU, where the measurements ran: dropout keeps a 16-bit
+  noise tensor (CUDA: a 1-byte mask), LayerNorm statistics are 16-bit, and SDPA with dropout
+  falls back to an fp32 math path.
 - ``megatron``: Megatron-LM / Transformer Engine fused kernels. For a GPT with a 4h MLP and
   dropout it is exactly Korthikanti et al. 2022 (arXiv 2205.05198), eq. 2: 34h + 5as per token.
 """
@@ -17,6 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from service.core.architecture import Architecture
+
+GEMMA_FAMILIES = ("gemma", "gemma2", "gemma3_text")
+PYTHON_GELUS = ("gelu_new", "gelu_fast")  # transformers' formula activations: 4 saved tensors
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,131 +40,116 @@ class LayerSetup:
     seq_len: int
     elem_bytes: int  # 2 for 16-bit compute, 4 for fp32
     flash: bool  # fused attention (FlashAttention / SDPA): no s x s matrices
-    profile: str  # "hf" or "megatron"
+    profile: str  # "hf", "hf_cpu" or "megatron"
     linear_input_bytes: int = 0  # fp8 recipes save linear inputs in fp8 (1 B); 0: elem_bytes
+    micro_batch: int = 1
 
     @property
     def lin(self) -> int:
         """Bytes of one saved linear-layer input element (Transformer Engine fp8: 1)."""
         return self.linear_input_bytes or self.elem_bytes
 
+    @property
+    def hf(self) -> bool:
+        return self.profile in ("hf", "hf_cpu")
 
-def norm_saved(arch: Architecture, width: int, e: int, profile: str, name: str) -> list[Saved]:
+    @property
+    def cpu(self) -> bool:
+        return self.profile == "hf_cpu"
+
+    @property
+    def mask_bytes(self) -> int:
+        """One dropout-mask element: CUDA ``native_dropout`` keeps a bool; CPU a 16-bit noise."""
+        return self.elem_bytes if self.cpu else 1
+
+    @property
+    def layernorm_stats(self) -> int:
+        """LayerNorm mean + rstd per token: fp32 on CUDA (8 B), the input dtype on CPU."""
+        return 2 * self.elem_bytes if self.cpu else 8
+
+
+def norm_saved(arch: Architecture, s: LayerSetup, name: str, keeps_input: bool = True,
+               width: int = 0) -> list[Saved]:
     """One norm's saved tensors.
 
     hf RMSNorm (``LlamaRMSNorm``): fp32 input 4w, rsqrt 4, normalized 16-bit e*w.
-    hf Gemma RMSNorm: computes all in fp32: fp32 input 4w, rsqrt 4, fp32 normalized 4w.
-    LayerNorm (``native_layer_norm``) and fused TE norms: input e*w plus fp32 mean/rstd.
+    hf Gemma RMSNorm: all in fp32: fp32 input 4w, rsqrt 4, fp32 normalized 4w.
+    LayerNorm (``native_layer_norm``) and fused TE norms: input e*w plus mean/rstd; under a
+    parallel residual the second norm reads the same input (``keeps_input=False``).
     """
-    if profile == "hf" and arch.norm == "rmsnorm":
-        out = 4 if arch.norms_per_layer == 4 else e  # Gemma's norm keeps an fp32 product
-        return [Saved(f"{name} fp32 input", 4 * width, False),
-                Saved(f"{name} normalized", out * width + 4, False)]
-    stats = 8 if arch.norm == "layernorm" else 4
-    return [Saved(f"{name} input", e * width + stats, False)]
-
-
-def attention_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
+    w = width or arch.hidden
     e = s.elem_bytes
-    q, kv = arch.q_width, arch.kv_width
-    items = norm_saved(arch, arch.hidden, e, s.profile, "attn norm")
-    items.append(Saved("qkv input", s.lin * arch.hidden, False))
-    if arch.mla is not None:
-        items += _mla_saved(arch, s)
-    else:
-        items.append(Saved("q, k, v", e * (q + 2 * kv), True))
-        if arch.qk_norm:
-            items.append(Saved("q/k norm fp32 + normalized", (4 + e) * (q + kv), True))
-        if arch.positions == "rotary" and s.profile == "hf":
-            # apply_rotary_pos_emb: q*cos keeps q, rotate_half(q)*sin keeps rotate_half(q)
-            items.append(Saved("rotary q, k and rotate_half", 2 * e * (q + kv), True))
-        items += _core_saved(arch, s, q, kv, q)
-    out_width = q if arch.mla is None else arch.heads * arch.mla.v_head_dim
-    items.append(Saved("out-proj input", s.lin * out_width, True))
-    if arch.dropout > 0:
-        items.append(Saved("residual dropout mask", arch.hidden, False))
-    return items
+    if s.hf and arch.norm == "rmsnorm":
+        out = 4 if arch.family in GEMMA_FAMILIES else e
+        return [Saved(f"{name} fp32 input", 4 * w, False),
+                Saved(f"{name} normalized + rsqrt", out * w + 4, False)]
+    stats = s.layernorm_stats if arch.norm == "layernorm" else 4
+    return [Saved(f"{name} input + stats", (e * w if keeps_input else 0) + stats, False)]
 
 
-def _core_saved(arch: Architecture, s: LayerSetup, q: int, kv: int, out: int) -> list[Saved]:
-    """Core attention: softmax(QK^T)V.
-
-    Fused (flash/SDPA): q, k, v are already counted; keeps fp32 LSE 4a and (HF, whose
-    out-proj reads a transposed copy) the output e*out; in Megatron the output is the
-    out-proj input, counted once.
-    Eager (HF ``eager_attention_forward``): the s x s matrices per head: fp32 softmax 4as,
-    its 16-bit copy 2as, and with dropout a 1-byte mask plus the dropped copy; GQA's
-    ``repeat_kv`` copies K and V to full width.
-    """
-    e, a, seq = s.elem_bytes, arch.heads, s.seq_len
-    items: list[Saved] = []
-    if s.flash:
-        items.append(Saved("softmax LSE fp32", 4 * a, True))
-        if s.profile == "hf":
-            items.append(Saved("attention output", e * out, True))
-        return items
-    if s.profile == "hf" and kv < q:
-        items.append(Saved("repeat_kv K, V copies", 2 * e * q, True))
-    softmax_bytes = (4 + e) if s.profile == "hf" else e
-    items.append(Saved("attention probs (s x s per head)", softmax_bytes * a * seq, True, True))
-    if arch.dropout > 0:
-        items.append(Saved("attention dropout mask + output", (1 + e) * a * seq, True, True))
-    return items
-
-
-def _mla_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
-    """DeepSeek MLA: the low-rank latents, their norms, the up-projected heads, the core."""
-    assert arch.mla is not None
-    m, e, a = arch.mla, s.elem_bytes, arch.heads
-    qk = m.qk_nope_head_dim + m.qk_rope_head_dim
-    items = [
-        Saved("kv latent + norm", e * (m.kv_lora_rank + m.qk_rope_head_dim)
-              + (4 + e) * m.kv_lora_rank, False),
-        Saved("q, k, v heads", e * a * (2 * qk + m.v_head_dim), True),
-    ]
-    if m.q_lora_rank:
-        items.append(Saved("q latent + norm", (4 + 2 * e) * m.q_lora_rank, False))
-    return items + _core_saved(arch, s, a * qk, a * qk, a * m.v_head_dim)
+def dropout_mask(s: LayerSetup, name: str, elements_per_token: float, split: bool) -> Saved:
+    return Saved(f"{name} dropout mask", s.mask_bytes * elements_per_token, split)
 
 
 def mlp_saved(arch: Architecture, ffn: int, s: LayerSetup) -> list[Saved]:
-    """Gated MLP: gate, up, act(gate) and the product act*up that feeds the down projection
-    (4e*f); plain: up and act(up) (2e*f). HF ``LlamaMLP`` keeps exactly these; Megatron's
-    fused fc1 keeps its 2f-wide output, the SwiGLU its output, and fc2 reads that output.
-    The fc2 input is a linear input: fp8 under Transformer Engine fp8.
+    """One MLP's saved tensors past its input.
+
+    Gated (SwiGLU/GeGLU): gate output, act(gate), up output (3e*f) and their product, the
+    down projection's input (8f in 16-bit): HF ``LlamaMLP`` and Megatron's fused fc1 alike.
+    Plain: the up output (the activation's input) and the down input (4f); transformers'
+    formula GELUs (``gelu_new``: GPT-2) keep x, tanh(.), 0.5x and 1 + tanh(.) (10f in all).
+    The down input is a linear input: fp8 under Transformer Engine fp8.
     """
     e = s.elem_bytes
+    down = Saved("mlp down-proj input", s.lin * ffn, True)
     if arch.mlp == "gated":
-        return [Saved("mlp gate, up, act", 3 * e * ffn, True),
-                Saved("mlp down-proj input", s.lin * ffn, True)]
-    return [Saved("mlp up", e * ffn, True), Saved("mlp down-proj input", s.lin * ffn, True)]
+        return [Saved("mlp gate, up, act", 3 * e * ffn, True), down]
+    kept = 4 if (s.hf and arch.activation in PYTHON_GELUS) else 1
+    return [Saved("mlp up and activation intermediates", kept * e * ffn, True), down]
+
+
+def moe_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
+    """An MoE layer past its input: the router and k routed copies of each token.
+
+    Router: fp32 softmax over E experts, top-k indices (int64) and weights (fp32) and their
+    sum: 4E + 12k + 4. Each routed copy (HF ``grouped_mm`` experts): the gathered input and
+    the expert output (2 x e*h), the expert MLP, the fp32 routing weight and three int64
+    permutation indices (28 B). Shared experts run on every token.
+    """
+    assert arch.moe is not None
+    moe, e, k = arch.moe, s.elem_bytes, arch.moe.experts_per_token
+    items = [Saved("router softmax and top-k", 4 * moe.experts + 12 * k + 4, False),
+             Saved("routed token copies in/out + indices", k * (2 * e * arch.hidden + 28), True)]
+    items += [Saved(f"experts: {x.name}", k * x.bytes_per_token, True)
+              for x in mlp_saved(arch, moe.expert_ffn, s)]
+    if moe.shared_experts:
+        shared = moe.shared_experts * (moe.shared_expert_ffn or moe.expert_ffn)
+        items += [Saved(f"shared experts: {x.name}", x.bytes_per_token, True)
+                  for x in mlp_saved(arch, shared, s)]
+    return items
 
 
 def ffn_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]:
-    e = s.elem_bytes
-    items = norm_saved(arch, arch.hidden, e, s.profile, "mlp norm")
-    items.append(Saved("mlp input", s.lin * arch.hidden, False))
+    """The MLP half of a layer: its norm(s), its input, the MLP or MoE, residual dropout."""
+    shared_input = arch.parallel_residual
+    items: list[Saved] = []
+    if arch.norms_per_layer >= 2:
+        items += norm_saved(arch, s, "mlp norm", keeps_input=not shared_input)
+    if arch.norms_per_layer >= 2 or not shared_input:
+        items.append(Saved("mlp input", s.lin * arch.hidden, False))
     if arch.norms_per_layer == 4:  # Gemma: post-attention and post-MLP norms
-        items += norm_saved(arch, arch.hidden, e, s.profile, "post norm")
-        items += norm_saved(arch, arch.hidden, e, s.profile, "post-mlp norm")
-    if moe_layer and arch.moe is not None:
-        moe, k = arch.moe, arch.moe.experts_per_token
-        items.append(Saved("router fp32 probs", 4 * moe.experts + e * moe.experts, False))
-        items.append(Saved("routed token copies in/out", k * 2 * e * arch.hidden, True))
-        items += [Saved(f"expert {x.name}", k * x.bytes_per_token, True)
-                  for x in mlp_saved(arch, moe.expert_ffn, s)]
-        if moe.shared_experts:
-            shared = moe.shared_experts * (moe.shared_expert_ffn or moe.expert_ffn)
-            items += [Saved(f"shared {x.name}", x.bytes_per_token, True)
-                      for x in mlp_saved(arch, shared, s)]
-    else:
-        items += mlp_saved(arch, arch.ffn, s)
+        items += norm_saved(arch, s, "post-attention norm")
+        items += norm_saved(arch, s, "post-mlp norm")
+    items += moe_saved(arch, s) if (moe_layer and arch.moe is not None) \
+        else mlp_saved(arch, arch.ffn, s)
     if arch.dropout > 0:
-        items.append(Saved("mlp dropout mask", arch.hidden, False))
+        items.append(dropout_mask(s, "mlp residual", arch.hidden, False))
     return items
 
 
 @lru_cache(maxsize=1024)
 def layer_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> tuple[Saved, ...]:
     """Everything one layer keeps for backward (no recompute), bytes per token."""
+    from service.core.saved_attention import attention_saved
+
     return tuple(attention_saved(arch, s) + ffn_saved(arch, s, moe_layer))

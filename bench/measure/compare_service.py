@@ -1,0 +1,92 @@
+"""Compare fitcheck's item-by-item ``hf`` layer model with the measured per-layer bytes.
+
+For every (arch, point, attention) pair of non-checkpointed records with 1 and 2 layers, the
+measured per-layer bytes per token are (m(L=2) - m(L=1)) / tokens; fitcheck's are the sum of
+``service.core.saved_tensors.layer_saved`` items for the Architecture that
+``service.core.hf_config.architecture_from_hf_config`` reads from the same config.
+
+Run from the repository root:
+``python bench/measure/compare_service.py bench/measure/results/cpu_activations.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from service.core.hf_config import architecture_from_hf_config
+from service.core.saved_tensors import LayerSetup, layer_saved
+
+
+def full_config(rec: dict[str, Any]) -> dict[str, Any]:
+    diff = {k: v for k, v in rec["config_diff"].items() if k != "model_type"}
+    cfg = transformers.AutoConfig.for_model(rec["config"]["model_type"], **diff).to_dict()
+    out: dict[str, Any] = json.loads(json.dumps(cfg, default=str))
+    return out
+
+
+def fitcheck_items(rec: dict[str, Any]) -> list[tuple[str, float]]:
+    arch = architecture_from_hf_config(full_config(rec))
+    setup = LayerSetup(rec["seq"], 2, rec["attn_implementation"] != "eager", "hf")
+    return [(i.name, i.bytes_per_token) for i in layer_saved(arch, setup, arch.moe is not None)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("results")
+    p.add_argument(
+        "--items",
+        nargs="*",
+        default=["llama", "gemma2", "gpt2_nodrop"],
+        help="archs whose fitcheck item list to print at the base point",
+    )
+    args = p.parse_args(argv)
+    transformers.logging.set_verbosity_error()
+    with open(args.results) as f:
+        recs = [r for r in json.load(f)["records"] if not r["gradient_checkpointing"]]
+    pairs: dict[tuple[str, str, str], dict[int, dict[str, Any]]] = {}
+    for r in recs:
+        key = (r["arch"], r["point"], r["attn_implementation"])
+        pairs.setdefault(key, {})[r["config"]["num_hidden_layers"]] = r
+
+    print(
+        "| arch | attn | per-layer B/token measured (base) | fitcheck hf | fitcheck / measured "
+        "(base) | range over all points |"
+    )
+    print("|---|---|---|---|---|---|")
+    summary: dict[tuple[str, str], list[float]] = {}
+    base: dict[tuple[str, str], tuple[float, float]] = {}
+    for (arch, point, attn), by_l in sorted(pairs.items()):
+        if 1 not in by_l or 2 not in by_l:
+            continue
+        measured = (by_l[2]["saved_bytes"] - by_l[1]["saved_bytes"]) / by_l[1]["tokens"]
+        predicted = sum(b for _, b in fitcheck_items(by_l[1]))
+        summary.setdefault((arch, attn), []).append(predicted / measured)
+        if point == "base":
+            base[(arch, attn)] = (measured, predicted)
+    for (arch, attn), ratios in sorted(summary.items()):
+        m, pr = base[(arch, attn)]
+        print(
+            f"| {arch} | {attn} | {m:.0f} | {pr:.0f} | {pr / m:.3f} | {min(ratios):.3f} – {max(ratios):.3f} |"
+        )
+
+    for arch in args.items:
+        for attn in ("sdpa", "eager"):
+            by_l = pairs.get((arch, "base", attn))
+            if not by_l or 1 not in by_l:
+                continue
+            print(f"\nfitcheck items, {arch} {attn} (bytes per token):")
+            for name, b in fitcheck_items(by_l[1]):
+                print(f"  {name:40} {b:10.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
