@@ -87,6 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--fits-on", dest="fits_on", action=argparse.BooleanOptionalAction,
                       default=True, help="the fewest GPUs of every catalog type (on)")
+    ask = sub.add_parser("ask", help="answer a chat question as the Slack bot would")
+    ask.add_argument("question", help="the question, e.g. '7B, seq 4096, ZeRO-3, A100 40GB?'")
+    ask.add_argument("--previous", default=None,
+                     help="the previous answer's parsed fields as JSON (a thread follow-up)")
+    ask.add_argument("--json", action="store_true", help="print intent, parsed, answer, reply")
+    serve = sub.add_parser("serve", help="run the REST service (FITCHECK_* settings; no "
+                           "FITCHECK_REDIS_URL: an embedded in-process store)")
+    serve.add_argument("--host", default=None, help="bind address (FITCHECK_HOST, 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (FITCHECK_PORT, 8000)")
     return parser
 
 
@@ -117,8 +126,23 @@ def run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_ask(args: argparse.Namespace) -> int:
+    from service.parser import ask  # local: the parser is only needed here
+
+    previous = json.loads(args.previous) if args.previous else None
+    result = ask(args.question, previous if isinstance(previous, dict) else None)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.reply)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "ask":
+        return run_ask(args)
+    if args.command == "serve":
+        from service.serve import serve  # local: the engine commands need no web stack
+
+        return serve(args.host, args.port)
     try:
         return run_plan(args) if args.command == "plan" else run_estimate(args)
     except InvalidInput as exc:

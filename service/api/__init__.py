@@ -1,0 +1,1 @@
+"""HTTP routes, versioned under ``/v1`` (operations endpoints at the root)."""

@@ -1,0 +1,142 @@
+"""Errors as RFC 9457 problem details (``application/problem+json``), never a stack trace."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
+
+from service.core.errors import InvalidInput, UnknownName
+from service.schemas.accepted import REQUEST_FIELDS, accepted_for
+from service.store.base import StoreUnavailable
+
+PROBLEM = "application/problem+json"
+BASE = "https://fitcheck.dev/problems/"
+log = logging.getLogger("fitcheck")
+
+
+class ApiProblem(Exception):
+    """An HTTP problem raised by a route: 401, 409, 503 ..."""
+
+    def __init__(self, status: int, title: str, detail: str, kind: str = "",
+                 headers: dict[str, str] | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.status, self.title, self.detail, self.kind = status, title, detail, kind
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem(status: int, title: str, detail: str, kind: str = "", request: Request | None = None,
+            headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+    body: dict[str, Any] = {"type": BASE + kind if kind else "about:blank", "title": title,
+                            "status": status, "detail": detail}
+    if request is not None:
+        body["instance"] = request.url.path
+        body["request_id"] = getattr(request.state, "request_id", None)
+    body.update(extra)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def invalid(errors: list[dict[str, str]], request: Request | None) -> JSONResponse:
+    names = ", ".join(e["field"] for e in errors)
+    return problem(422, "Invalid input", f"bad field(s): {names}", "invalid-input", request,
+                   errors=errors)
+
+
+def invalid_input(exc: InvalidInput, request: Request | None, prefix: str = "") -> JSONResponse:
+    field = exc.field if not prefix or exc.field.startswith(prefix) else prefix + exc.field
+    return invalid([{"field": field, "message": exc.message, "accepted": exc.accepted}], request)
+
+
+def unknown_name(exc: UnknownName, request: Request | None) -> JSONResponse:
+    hint = f" Did you mean {' or '.join(exc.suggestions)}?" if exc.suggestions else ""
+    listing = "/v1/models" if exc.kind == "model" else "/v1/gpus"
+    return problem(404, f"Unknown {exc.kind}", f"unknown {exc.kind} {exc.name!r}.{hint} "
+                   f"The full list: GET {listing}.", f"unknown-{exc.kind}", request,
+                   field="model" if exc.kind == "model" else "gpu", name=exc.name,
+                   suggestions=exc.suggestions)
+
+
+def unavailable(exc: StoreUnavailable, request: Request | None, what: str) -> JSONResponse:
+    seconds = max(1, round(exc.retry_after + 0.5))
+    return problem(503, "Service Unavailable", f"{what}: the model registry (Redis) is "
+                   f"unreachable. Retry in {seconds} s.", "registry-unavailable", request,
+                   headers={"Retry-After": str(seconds)}, retry_after_s=seconds)
+
+
+def _validation(exc: RequestValidationError, request: Request) -> JSONResponse:
+    errors = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
+        field = ".".join(loc) or "body"
+        top = loc[0] if loc else "body"
+        errors.append({"field": field, "message": str(err.get("msg", "is not valid")),
+                       "accepted": accepted_for(top, str(err.get("type", "")))})
+    return invalid(errors, request)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into a problem response."""
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return _validation(exc, request)
+
+    async def on_invalid(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, InvalidInput)
+        own = exc.field.split(".")[0] in REQUEST_FIELDS
+        return invalid_input(exc, request, "" if own else "arch.")
+
+    async def on_unknown(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, UnknownName)
+        return unknown_name(exc, request)
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed(app, request))
+        return problem(exc.status_code, _TITLES.get(exc.status_code, "Error"), str(exc.detail),
+                       request=request, headers=headers)
+
+    async def on_api(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiProblem)
+        return problem(exc.status, exc.title, exc.detail, exc.kind, request, exc.headers,
+                       **exc.extra)
+
+    async def on_store(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StoreUnavailable)
+        return unavailable(exc, request, "cannot answer now")
+
+    async def on_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error", exc_info=exc)
+        return problem(500, "Internal Server Error", "an unexpected error; it has been logged "
+                       "with this request id", "internal", request)
+
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(InvalidInput, on_invalid)
+    app.add_exception_handler(UnknownName, on_unknown)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(ApiProblem, on_api)
+    app.add_exception_handler(StoreUnavailable, on_store)
+    app.add_exception_handler(Exception, on_error)
+
+
+def _allowed(app: FastAPI, request: Request) -> list[str]:
+    """Every method of every route on this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in app.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+           406: "Not Acceptable", 409: "Conflict", 413: "Content Too Large",
+           415: "Unsupported Media Type", 503: "Service Unavailable"}

@@ -1,0 +1,85 @@
+"""Answering estimate requests at the edge: registered names, the cache, timings, the link.
+
+The core stays pure: a registered model's name is replaced by its architecture here, before
+the engine sees the request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from service.answers import build_answer
+from service.core.models import BARE_SIZE
+from service.core.presets import lookup_preset
+from service.core.request import EstimateRequest
+from service.fingerprint import engine_fingerprint
+from service.observability import Metrics
+from service.permalink import link, normalise, query_string
+from service.registry import Registry
+from service.store.base import Store, StoreUnavailable
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    engine: EstimateRequest  # what the core computes (registered name -> arch)
+    canonical: EstimateRequest  # what the link encodes
+    registered_arch: str  # JSON of a registered model's architecture, else ""
+
+
+class Estimates:
+    def __init__(self, store: Store, registry: Registry, metrics: Metrics, ttl_s: int) -> None:
+        self.store = store
+        self.registry = registry
+        self.metrics = metrics
+        self.ttl_s = ttl_s
+
+    async def prepare(self, request: EstimateRequest) -> Prepared:
+        canonical = normalise(request)
+        model = canonical.model
+        if model is None or canonical.arch is not None or lookup_preset(model) is not None \
+                or BARE_SIZE.match(model):
+            return Prepared(canonical, canonical, "")
+        document = await self.registry.get(model)
+        if document is None:
+            raise self.registry.unknown(model)
+        canonical = replace(canonical, model=document["id"])
+        engine = replace(canonical, model=None, arch=document["arch"])
+        return Prepared(engine, canonical, json.dumps(document["arch"], sort_keys=True))
+
+    def key(self, prepared: Prepared, fits_on: bool) -> str:
+        text = query_string(prepared.canonical) + "|" + prepared.registered_arch
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        return f"est:{engine_fingerprint()}:{'f' if fits_on else 'a'}:{digest}"
+
+    async def answer(self, request: EstimateRequest, base_url: str,
+                     fits_on: bool = False) -> dict[str, Any]:
+        """The answer's JSON body, from the cache when there, with its permalink."""
+        prepared = await self.prepare(request)
+        key = self.key(prepared, fits_on)
+        body = await self._cached(key)
+        if body is None:
+            result = build_answer(prepared.engine, fits_on=fits_on)
+            self.metrics.estimate_seconds.observe(result.estimate_s)
+            if result.planner_s:
+                self.metrics.planner_seconds.observe(result.planner_s)
+            body = result.body
+            with contextlib.suppress(StoreUnavailable):
+                await self.store.cache_set(key, json.dumps(body), self.ttl_s)
+        body["link"] = link(base_url, prepared.canonical)
+        return body
+
+    async def _cached(self, key: str) -> dict[str, Any] | None:
+        try:
+            text = await self.store.cache_get(key)
+        except StoreUnavailable:
+            text = None
+        if text is None:
+            self.metrics.cache_misses.inc()
+            return None
+        self.metrics.cache_hits.inc()
+        found: dict[str, Any] = json.loads(text)
+        return found

@@ -1,0 +1,34 @@
+"""Service settings, read from ``FITCHECK_*`` environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; the defaults run it on one machine with no Redis."""
+
+    model_config = SettingsConfigDict(env_prefix="FITCHECK_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="address `fitcheck serve` binds")
+    port: int = Field(8000, ge=1, le=65535, description="port `fitcheck serve` listens on")
+    redis_url: str | None = Field(
+        None, description="redis://host:port/db; unset: an embedded in-process store (one replica)")
+    redis_prefix: str = Field("fitcheck:", description="prefix of every Redis key")
+    redis_timeout_s: float = Field(
+        0.2, gt=0, le=5, description="Redis connect and socket timeout, seconds")
+    redis_retries: int = Field(0, ge=0, le=1, description="Redis retries per command (0 or 1)")
+    breaker_cooldown_s: float = Field(
+        2.0, gt=0, le=60, description="after a Redis failure, seconds before Redis is tried again")
+    cache_ttl_s: int = Field(3600, ge=1, description="lifetime of a cached estimate, seconds")
+    memory_cache_entries: int = Field(
+        2048, ge=1, description="estimates the embedded store keeps (least recently used go)")
+    api_key: str | None = Field(
+        None, description="when set, writes (POST /v1/models) need `Authorization: Bearer <key>` "
+        "or `X-API-Key: <key>`")
+    public_url: str | None = Field(
+        None, description="base URL of permalinks (https://fitcheck.example.com); unset: the "
+        "URL the request came in on")
+    max_body_bytes: int = Field(262_144, ge=1024, description="largest request body accepted")
+    log_level: str = Field("INFO", description="log level of the JSON logs")
