@@ -13,7 +13,7 @@ from service.core.precision import compute_dtype_bytes, gradient_bytes_per_param
 from service.core.result import Component
 from service.core.units import MiB
 
-CUDA_CONTEXT_BYTES = 512 * MiB  # CUDA context + cuBLAS/cuDNN workspaces (PyTorch, CUDA 12, lazy)
+CUDA_CONTEXT_BYTES = 512 * MiB  # CUDA context + cuBLAS workspaces (CUDA 12 lazy loading), assumed
 NCCL_BYTES = 512 * MiB  # NCCL communicator buffers when more than one GPU
 ALLOCATOR_RESERVE = 0.05  # PyTorch caching allocator: reserved over allocated
 FLAT_OVERHEAD = 0.10  # the S1 seed's flat 10%
@@ -79,7 +79,7 @@ def overhead(job: Job, tensor_bytes: int) -> Component:
     return Component(
         "overhead", context + reserve, "CUDA context (+ NCCL) + allocator reserve x tensors",
         f"{context:,} + {job.allocator_reserve:g} x {tensor_bytes:,} B",
-        "PyTorch CUDA caching allocator; measured CUDA 12 context sizes",
+        "PyTorch CUDA caching allocator; typical CUDA 12 context (assumed, not yet measured)",
     )
 
 
