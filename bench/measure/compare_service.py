@@ -1,4 +1,4 @@
-"""Compare fitcheck's item-by-item ``hf`` layer model with the measured per-layer bytes.
+"""Compare fitcheck's item-by-item saved-tensor layer model with the measured per-layer bytes.
 
 For every (arch, point, attention) pair of non-checkpointed records with 1 and 2 layers, the
 measured per-layer bytes per token are (m(L=2) - m(L=1)) / tokens; fitcheck's are the sum of
@@ -12,6 +12,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -32,9 +33,12 @@ def full_config(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fitcheck_items(rec: dict[str, Any]) -> list[tuple[str, float]]:
+def fitcheck_items(rec: dict[str, Any], profile: str) -> list[tuple[str, float]]:
     arch = architecture_from_hf_config(full_config(rec))
-    setup = LayerSetup(rec["seq"], 2, rec["attn_implementation"] != "eager", "hf")
+    kwargs: dict[str, Any] = {}
+    if "micro_batch" in {f.name for f in dataclasses.fields(LayerSetup)}:
+        kwargs["micro_batch"] = rec["batch"]
+    setup = LayerSetup(rec["seq"], 2, rec["attn_implementation"] != "eager", profile, **kwargs)
     return [(i.name, i.bytes_per_token) for i in layer_saved(arch, setup, arch.moe is not None)]
 
 
@@ -47,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         default=["llama", "gemma2", "gpt2_nodrop"],
         help="archs whose fitcheck item list to print at the base point",
     )
+    p.add_argument(
+        "--profile",
+        default="hf_cpu",
+        help="fitcheck saved-tensor profile (the data is from a CPU: hf_cpu; hf is CUDA)",
+    )
     args = p.parse_args(argv)
     transformers.logging.set_verbosity_error()
     with open(args.results) as f:
@@ -57,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         pairs.setdefault(key, {})[r["config"]["num_hidden_layers"]] = r
 
     print(
-        "| arch | attn | per-layer B/token measured (base) | fitcheck hf | fitcheck / measured "
-        "(base) | range over all points |"
+        f"| arch | attn | per-layer B/token measured (base) | fitcheck {args.profile} | "
+        "fitcheck / measured (base) | range over all points |"
     )
     print("|---|---|---|---|---|---|")
     summary: dict[tuple[str, str], list[float]] = {}
@@ -67,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if 1 not in by_l or 2 not in by_l:
             continue
         measured = (by_l[2]["saved_bytes"] - by_l[1]["saved_bytes"]) / by_l[1]["tokens"]
-        predicted = sum(b for _, b in fitcheck_items(by_l[1]))
+        predicted = sum(b for _, b in fitcheck_items(by_l[1], args.profile))
         summary.setdefault((arch, attn), []).append(predicted / measured)
         if point == "base":
             base[(arch, attn)] = (measured, predicted)
@@ -83,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             if not by_l or 1 not in by_l:
                 continue
             print(f"\nfitcheck items, {arch} {attn} (bytes per token):")
-            for name, b in fitcheck_items(by_l[1]):
+            for name, b in fitcheck_items(by_l[1], args.profile):
                 print(f"  {name:40} {b:10.1f}")
     return 0
 
