@@ -30,6 +30,8 @@ class Answer:
     body: dict[str, Any]
     estimate_s: float  # time in the core's estimate
     planner_s: float  # time in the planner (0 when it did not run)
+    estimate: Estimate  # the request as stated
+    plan: Plan | None  # the planner's answer when a GPU type was given
 
 
 def build_answer(request: EstimateRequest, fits_on: bool = False) -> Answer:
@@ -39,7 +41,8 @@ def build_answer(request: EstimateRequest, fits_on: bool = False) -> Answer:
     middle = time.perf_counter()
     plan = make_plan(request, fits_on=fits_on) if request.gpu is not None or fits_on else None
     end = time.perf_counter()
-    return Answer(_body(request, est, plan), middle - start, end - middle if plan else 0.0)
+    return Answer(_body(request, est, plan), middle - start, end - middle if plan else 0.0,
+                  est, plan)
 
 
 def _body(request: EstimateRequest, est: Estimate, plan: Plan | None) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from service.answers import build_answer
 from service.core.errors import InvalidInput, UnknownName
-from service.core.plan_report import answer_to_dict, plan_to_dict, plan_to_text
+from service.core.plan_report import plan_to_dict, plan_to_text
 from service.core.plans import answer, make_plan
 from service.core.report import estimate_to_text
 from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
@@ -107,13 +108,14 @@ def _request(args: argparse.Namespace) -> EstimateRequest:
 
 
 def run_estimate(args: argparse.Namespace) -> int:
-    result, plan = answer(_request(args))
-    if args.json:
-        print(json.dumps(answer_to_dict(result, plan), indent=2))
-    else:
-        print(estimate_to_text(result))
-        if plan is not None:
-            print("\nPlanner (fewest GPUs of this type):\n" + plan_to_text(plan))
+    request = _request(args)
+    if args.json:  # the body POST /v1/estimate answers (without the link, which needs a URL)
+        print(json.dumps(build_answer(request).body, indent=2))
+        return 0
+    result, plan = answer(request)
+    print(estimate_to_text(result))
+    if plan is not None:
+        print("\nPlanner (fewest GPUs of this type):\n" + plan_to_text(plan))
     return 0
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from service.core.compute import ComputeEstimate
 from service.core.plan_result import Plan
-from service.core.report import LABELS, estimate_to_dict
+from service.core.report import LABELS
 from service.core.result import COMPONENT_KEYS, Estimate
 from service.core.units import gb
 
@@ -50,15 +50,6 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         if est else [],
         "units": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes",
     }
-
-
-def answer_to_dict(est: Estimate, plan: Plan | None) -> dict[str, Any]:
-    """An estimate's JSON with the planner's fewest-GPUs answer: ``min_gpus`` and ``planner``."""
-    out = estimate_to_dict(est)
-    if plan is not None:
-        out["min_gpus"] = plan.min_gpus
-        out["planner"] = plan_to_dict(plan)
-    return out
 
 
 def _breakdown(est: Estimate, budget: int) -> list[str]:

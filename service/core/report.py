@@ -44,7 +44,7 @@ def estimate_to_dict(est: Estimate) -> dict[str, Any]:
         "fits": est.fits,
         "headroom_bytes": est.headroom_bytes,
         "plan": est.layout,
-        "min_gpus": None,  # the planner's fewest GPUs (plan_report.answer_to_dict fills it)
+        "min_gpus": None,  # the planner's fewest GPUs (service.answers.build_answer fills it)
         "cpu_offload_bytes": est.cpu_offload_bytes,
         "summary": summary(est),
         "assumptions": est.assumptions,

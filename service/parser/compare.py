@@ -1,0 +1,97 @@
+"""Comparisons: "A100 80GB vs H100", "zero-2 or zero-3?", "lora vs qlora", "4k or 8k context".
+
+With a comparison word, the first knob written with two or more different values is compared;
+each value becomes a variant of the same request. GPU variants keep their own counts ("8x A100
+vs 8x H100"); a GPU without a count borrows the other's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from service.core.gpus import find_gpu
+from service.parser.types import Finding, Variant
+
+COMPARABLE = ("model", "gpu", "zero_stage", "finetune_method", "framework", "quantization",
+              "kv_cache_dtype", "precision", "optimizer", "recompute", "seq_len", "gpu_count",
+              "lora_rank", "tp", "pp", "cp", "micro_batch", "offload", "flash_attn", "concurrent",
+              "nodes")
+_SHARED_NOUN = re.compile(
+    r"(?<![\w.\-])([\w.\-]{1,24})\s+(vs\.?|versus|or)\s+([\w.\-]{1,24})\s+(kv[\s\-_]*cache|kv|recompute|recomputation|"
+    r"checkpointing|context(?:\s+length)?|ctx|seq(?:uence)?(?:\s+len(?:gth)?)?|weights|training|"
+    r"precision|offload)\b", re.I)
+
+
+def expand(text: str) -> str:
+    """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun)."""
+    return _SHARED_NOUN.sub(lambda m: f"{m[1]} {m[4]} {m[2]} {m[3]} {m[4]}", text)
+_METHOD = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
+
+
+def label(field: str, value: Any, extra: dict[str, Any] | None = None) -> str:
+    """A short label for one side: 'A100 80GB', 'ZeRO-2', 'QLoRA', 'seq 8192'."""
+    if field == "gpu":
+        name = find_gpu(str(value)).name.replace("NVIDIA ", "").replace("GeForce ", "")
+        count = (extra or {}).get("gpu_count")
+        return f"{count}x {name}" if count else name
+    if field == "zero_stage":
+        return f"ZeRO-{value}"
+    if field == "finetune_method":
+        return _METHOD.get(str(value), str(value))
+    if field in ("model", "quantization", "precision", "optimizer"):
+        return str(value)
+    if field == "params_b":
+        return f"{value:g}B"
+    if field == "kv_cache_dtype":
+        return f"{value} KV cache"
+    if field == "flash_attn":
+        return "FlashAttention " + ("on" if value else "off")
+    return f"{field.replace('_', ' ')} {value}"
+
+
+def variants(findings: list[Finding],
+             ordered: dict[str, list[Any]]) -> tuple[str | None, tuple[Variant, ...]]:
+    """The compared field and its variants, or (None, ()) when no knob has two values."""
+    models = [f for f in findings if f.field in ("model", "params_b")]
+    candidates: list[tuple[int, str]] = []
+    if len({(f.field, f.value) for f in models}) >= 2:
+        candidates.append((min(f.start for f in models), "model"))
+    for field in COMPARABLE[1:]:
+        if len(ordered.get(field, [])) >= 2:
+            starts = [f.start for f in findings if f.field == field]
+            candidates.append((min(starts) if starts else 0, field))
+    if not candidates:
+        return None, ()
+    field = min(candidates, key=lambda c: (COMPARABLE.index(c[1]), c[0]))[1]
+    if field == "model":
+        out: list[Variant] = []
+        for f in sorted(models, key=lambda f: f.start):
+            changes = {"model": f.value} if f.field == "model" else {"params_b": f.value}
+            if all(v.changes != changes for v in out):
+                out.append(Variant(label(f.field, f.value), changes))
+        return "model", tuple(out)
+    if field == "gpu":
+        return "gpu", _gpu_variants(findings)
+    return field, tuple(Variant(label(field, v), _changes(field, v)) for v in ordered[field])
+
+
+def _changes(field: str, value: Any) -> dict[str, Any]:
+    if field == "finetune_method" and value == "qlora":
+        return {field: value, "quantization": "nf4"}
+    return {field: value}
+
+
+def _gpu_variants(findings: list[Finding]) -> tuple[Variant, ...]:
+    mentions = [dict(f.value) for f in findings if f.field == "_gpu_mention" and isinstance(f.value, dict)]
+    counts = [m["gpu_count"] for m in mentions if m.get("gpu_count")]
+    out: list[Variant] = []
+    for m in mentions:
+        changes: dict[str, Any] = {"gpu": m["gpu"]}
+        if m.get("gpu_count") or counts:
+            changes["gpu_count"] = m.get("gpu_count") or counts[0]
+        if m.get("nodes"):
+            changes["nodes"] = m["nodes"]
+        if all(v.changes != changes for v in out):
+            out.append(Variant(label("gpu", m["gpu"], changes), changes))
+    return tuple(out)

@@ -1,0 +1,71 @@
+"""Thread follow-ups: the new message's fields over the previous request, changing only what the
+new message names ("what about seq 8192?", "and with zero-2?", "r=128 instead?").
+
+Some fields move together: a new model replaces the size and architecture too; a new task drops
+the knobs of the old one (serving has no optimizer; full training has no LoRA rank); a new GPU
+count drops a stale node count; switching from QLoRA to LoRA drops the 4-bit base.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from service.core.request import EstimateRequest
+
+REQUEST_FIELDS = frozenset(f.name for f in fields(EstimateRequest))
+MODEL_GROUP = ("model", "params_b", "arch")
+TRAIN_ONLY = ("zero_stage", "optimizer", "micro_batch", "global_batch", "recompute", "offload",
+              "finetune_method", "lora_rank", "lora_targets", "framework", "tokens", "mfu",
+              "precision", "shard_group", "price_per_gpu_hour")
+SERVE_ONLY = ("concurrent", "batch", "kv_cache_dtype")
+LORA_ONLY = ("lora_rank", "lora_targets")
+_MAX_TEXT = 200
+
+
+def sanitize(previous: object) -> dict[str, Any]:
+    """Only request fields with plain values survive from a client-sent ``previous``."""
+    if not isinstance(previous, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in previous.items():
+        if key not in REQUEST_FIELDS or value is None:
+            continue
+        if isinstance(value, str):
+            out[key] = value[:_MAX_TEXT]
+        elif isinstance(value, bool | int | float) or (key == "arch" and isinstance(value, dict)):
+            out[key] = value
+    return out
+
+
+def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict[str, Any]:
+    """``new`` over ``previous`` with the rules in the module docstring."""
+    merged = dict(previous)
+    if any(k in new for k in MODEL_GROUP):
+        for k in MODEL_GROUP:
+            merged.pop(k, None)
+    if ("gpu" in new and how_many) or ("gpu_count" in new and "nodes" not in new):
+        merged.pop("nodes", None)
+    if "gpu" in new and how_many and "gpu_count" not in new:
+        merged.pop("gpu_count", None)
+    if "nodes" in new and "gpu_count" not in new:
+        merged.pop("gpu_count", None)
+    task, old_task = new.get("task"), previous.get("task")
+    if task and task != old_task:
+        drop = {"infer": TRAIN_ONLY, "train": ("finetune_method", *LORA_ONLY, *SERVE_ONLY),
+                "finetune": SERVE_ONLY}.get(task, ())
+        for k in drop:
+            if k not in new:
+                merged.pop(k, None)
+        if task == "train" and previous.get("quantization") == "nf4" and "quantization" not in new:
+            merged.pop("quantization", None)
+    method = new.get("finetune_method")
+    if method in ("lora", "full") and previous.get("quantization") == "nf4" \
+            and "quantization" not in new:
+        merged.pop("quantization", None)
+    if method == "full":
+        for k in LORA_ONLY:
+            if k not in new:
+                merged.pop(k, None)
+    merged.update(new)
+    return merged

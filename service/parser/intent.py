@@ -1,0 +1,80 @@
+"""What the message asks for, from its words: train, finetune, infer, time/cost, compare, help.
+
+Fine-tuning words (LoRA, SFT) beat serving words, which beat training words ("serve" and "ZeRO"
+rarely meet). Numbers decide the rest in ``parse``: training tokens make a time/cost question,
+two values of one knob with "vs"/"or" make a comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FINETUNE = re.compile(
+    r"\b(?:fine[\s\-]?tun\w*|finetun\w*|ft|sft|q?lora|peft|adapters?|dpo|rlhf|ppo|grpo|orpo|kto|"
+    r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b")
+_SERVE = re.compile(
+    r"\b(?:serv(?:e|es|ed|ing|er)|inference|infer|deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
+    r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|users?|requests?|qps|"
+    r"kv[\s\-_]?cache|endpoint|concurren\w*|awq|gptq|gguf|max_model_len|max_num_seqs|rps|"
+    r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
+_RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
+_TRAIN = re.compile(r"\b(?:train(?:ing|ed|s)?|pre[\s\-]?train\w*|from\s+scratch)\b")
+_TRAIN_KNOB = re.compile(
+    r"\b(?:zero[\s\-_]*[0-3]|z[0-3]|fsdp\w*|ddp|deepspeed|megatron|optimi[sz]er|adamw?\w*|backprop\w*|"
+    r"epochs?|micro[\s\-_]?batch\w*|global[\s\-_]batch|grad(?:ient)?[\s\-_]*(?:ckpt|checkpointing|accum\w*)|"
+    r"per_device_train_batch_size|--num-layers|zero_optimization|recompute|tokens)\b")
+_TIME = re.compile(
+    r"\b(?:how\s+long|days?|hours?|weeks?|months?|time\s+to|wall[\s\-]?clock|gpu[\s\-]?hours?|"
+    r"costs?|price|pricing|budget|dollars?|usd|eta|how\s+much\s+(?:would|will|does)\s+it\s+cost)\b|\$")
+_COMPARE = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bor\b|\bwhich\s+(?:is|one|would|should)\b|"
+                      r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b")
+_HELP = re.compile(
+    r"^\W*(?:(?:pls|please|hey|hi)\s+)?(?:help|usage|commands?|examples?|hi|hello|hey|yo|sup|\?+|what\s+can\s+you\s+do|"
+    r"what\s+do\s+you\s+do|how\s+do\s+i\s+(?:use|ask)(?:\s+(?:this|you|it|fitcheck))?|"
+    r"how\s+does\s+this\s+work|who\s+are\s+you|what\s+is\s+this|what\s+(?:can|should)\s+i\s+ask)"
+    r"(?:\s+(?:please|pls|fitcheck|bot|me))*\W*$")
+_DOMAIN = re.compile(
+    r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
+    r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"
+    r"precision|quantiz\w*)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Cues:
+    finetune: bool
+    serve: bool
+    run: bool
+    train: bool
+    train_knob: bool
+    time: bool
+    compare: bool
+    help: bool
+    domain: bool
+
+    def task(self, previous: str | None) -> str | None:
+        """The task the words name; knob words ("zero-3") keep a thread's previous task."""
+        if self.finetune:
+            return "finetune"
+        if self.serve:
+            return "infer"
+        if self.train:
+            return "train"
+        if previous:
+            return previous
+        if self.train_knob:
+            return "train"
+        if self.run:
+            return "infer"
+        return None
+
+
+def cues(low: str) -> Cues:
+    """Intent words in the (lowercased) message."""
+    return Cues(
+        finetune=bool(_FINETUNE.search(low)), serve=bool(_SERVE.search(low)),
+        run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
+        train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
+        compare=bool(_COMPARE.search(low)), help=bool(_HELP.match(low.strip())),
+        domain=bool(_DOMAIN.search(low)),
+    )

@@ -1,0 +1,153 @@
+"""Training and serving switches written in words: ZeRO/FSDP, precision, optimizer, recompute,
+FlashAttention, offload, parallel sizes, LoRA/QLoRA, quantization and KV-cache dtype.
+
+Each rule is (pattern, field, value, note). Rules run in order and claim what they read, so the
+negative forms ("no grad ckpt", "without flash attn") come before the positive ones and
+"fp8 kv cache" is read before a bare "fp8". Bare dtypes ("bf16", "fp8", "4-bit") are left as
+``_dtype`` for ``assemble`` to read as training precision or serving quantization.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from service.parser.scan import Scan
+
+Rule = tuple[re.Pattern[str], str, Any, str]
+G = "<group 1>"  # a rule's value: the text of its first group
+FSDP = "<fsdp>"  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
+_UNCLAIMED = ("framework", "finetune_method")  # words that also carry other values ("lora_r: 32")
+_FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
+_NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
+_CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
+         r"recomput(?:e|ation)|activation\s+recomput\w*|checkpointing)")
+_FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
+
+
+def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
+    return re.compile(pattern), field, value, note
+
+
+RULES: tuple[Rule, ...] = (
+    # KV cache dtype before bare dtypes
+    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]*kv\b(?:[\s\-_]*cache)?", "kv_cache_dtype", G),
+    _r(r"\bkv[\s\-_]*(?:cache)?[\s\-_]*(?:dtype)?\s*(?:in|=|:|at|as)?\s*[\"']?(fp8|int8|int4|fp16|bf16)",
+       "kv_cache_dtype", G),
+    _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
+    # fine-tuning methods
+    _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
+    _r(r"\blora\b|\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "finetune_method", "lora"),
+    _r(r"\bfull[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)|full[\s\-]?weight\s+fine"
+       r"|\bfull[\s\-]*param(?:eter)?s?\b",
+       "finetune_method", "full"),
+    # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
+    _r(r"\bfsdp2?\b|\bhsdp\b", "framework", "fsdp"),
+    _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
+    _r(r"\bdeep[\s\-]?speed\b", "framework", "deepspeed"),
+    # ZeRO / FSDP / DDP
+    _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
+    _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
+    _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:=\s*)?([0-3])(?![\d.])", "zero_stage", G),
+    _r(r"\bz([0-3])\b", "zero_stage", G),
+    _r(r"\b(?:ds|deepspeed)[\s\-_]*(?:z|zero|stage)[\s\-_]*([0-3])(?![0-9])", "zero_stage", G),
+    _r(r"[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),
+    _r(r"\b(?:shard_grad_op|grad[\s_]*op)\b", "zero_stage", 2, "FSDP SHARD_GRAD_OP = ZeRO-2"),
+    _r(r"\bno_shard\b", "zero_stage", 0),
+    _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3, "HSDP read as FSDP full sharding"),
+    _r(r"\bfsdp2?\b", "zero_stage", FSDP, "FSDP full sharding = ZeRO-3"),
+    _r(r"\bddp\b|\bplain\s+data[\s\-]parallel", "zero_stage", 0),
+    _r(r"\bdistributed[\s\-_]*optimizer\b", "zero_stage", 1, "Megatron distributed optimizer = ZeRO-1"),
+    # optimizers (8-bit before the bare word)
+    _r(r"\b(?:paged_)?adamw?_(?:bnb_)?8bit\b|\badam(?:w)?[\s\-]*8[\s\-]?bit\b|\b8[\s\-]?bit\s+adam(?:w)?\b"
+       r"|\bbnb[\s\-_]*adamw?\b|\badam8bit\b", "optimizer", "adamw_8bit"),
+    _r(r"\bsgd\s*(?:with\s*|\+\s*)?momentum\b|\bmomentum\s*sgd\b|\bsgd_momentum\b",
+       "optimizer", "sgd_momentum"),
+    _r(r"\bsgd\b", "optimizer", "sgd"),
+    _r(r"\badafactor\b", "optimizer", "adafactor"),
+    _r(r"\blion(?:_(?:8|32)bit)?\b", "optimizer", "lion"),
+    _r(r"\b(?:paged_)?adamw?(?:_torch(?:_fused)?|_hf|_apex_fused|_32bit)?\b|\bfused\s+adam\b",
+       "optimizer", "adamw"),
+    # recompute
+    _r(rf"\b{_NO}(?:full\s+)?{_CKPT}", "recompute", "none"),
+    _r(r"\bgradient_checkpointing\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
+    _r(r"\bselective\s+(?:activation\s+)?(?:recomput\w*|checkpointing|ckpt)|--recompute-activations\b"
+       r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
+    _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
+       "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
+    # FlashAttention
+    _r(rf"\b{_NO}{_FLASH}|\b{_FLASH}\s*(?:off|disabled|[=:]\s*false)\b|\beager\s+attention\b"
+       r"|attn_implementation\s*[=:]\s*[\"']?eager|\bvanilla\s+attention\b|\bnaive\s+attention\b",
+       "flash_attn", False),
+    _r(rf"\b{_FLASH}|--use-flash-attn\b|flash_attention_2", "flash_attn", True),
+    # offload
+    _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*", "offload", "none"),
+    _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
+       r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload", "offload", "optimizer_and_params"),
+    _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
+    _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
+       "sequence_parallel", True),
+    # serving weights
+    _r(r"\bawq\b", "quantization", "awq"),
+    _r(r"\bgptq[\s\-_]*(?:8[\s\-]?bit|int8)\b|\b8[\s\-]?bit\s+gptq\b", "quantization", "gptq-8bit"),
+    _r(r"\bgptq\b", "quantization", "gptq"),
+    _r(r"\b(?:gguf[\s\-_]*)?(q[2-8]_(?:k_[ms]|k|0))\b", "quantization", G),
+    _r(r"\bgguf\b", "quantization", "gguf-q4_k_m", "GGUF read as Q4_K_M"),
+    _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true", "quantization", "nf4"),
+    _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b", "_dtype", "int8"),
+    # bare dtypes: precision for training, weights for serving
+    _r(r"\bpure\s+bf16\b|\bbf16\s+(?:only|everything|weights\s+and\s+optimizer)\b", "precision", "bf16"),
+    _r(r"\b(?:fp|float|bfloat)(8|16|32)\b|\b(bf16|tf32)\b|\b(int8|int4)\b|\b([48])[\s\-]?bits?\b",
+       "_dtype", G),
+    _r(r"\bmixed[\s\-]precision\b|\bamp\b", "precision", "bf16_mixed"),
+)
+
+_PARALLEL = (
+    ("tp", r"tp|tensor(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?|tensor[\s\-_]*parallel"),
+    ("pp", r"pp|pipeline(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?|pipeline"),
+    ("cp", r"cp|context[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?"),
+    ("ep", r"ep|expert(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?"),
+)
+_PARALLEL_RULES = tuple(
+    (field, re.compile(rf"(?<![\w\-])(?:--)?(?:{words})\s*(?:=|:|of|size)?\s*(?P<n>\d+)\b"),
+     re.compile(rf"\b(?P<n>\d+)[\s\-]*(?:way|x)?[\s\-]*(?:{words})\b"))
+    for field, words in _PARALLEL
+)
+_DTYPES = {"8": "fp8", "16": "fp16", "32": "fp32", "bf16": "bf16", "tf32": "fp32",
+           "int8": "int8", "int4": "int4", "4": "int4"}
+
+
+def _dtype(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if text.startswith("bfloat"):
+        return "bf16"
+    groups = [g for g in match.groups() if g]
+    value = groups[0] if groups else text
+    if re.fullmatch(r"[48][\s\-]?bits?", text):
+        return "int4" if text[0] == "4" else "int8"
+    return _DTYPES.get(value, value)
+
+
+def find_knobs(scan: Scan) -> None:
+    """Add findings for every rule that matches (claiming its span)."""
+    for pattern, field, value, note in RULES:
+        for m in scan.finditer(pattern):
+            if not scan.free(m.start(), m.end()):
+                continue
+            if field == "_dtype":
+                found: Any = _dtype(m)
+            elif value == FSDP:
+                found = 2 if _FSDP_2.search(scan.low) else 0 if "no_shard" in scan.low else 3
+                note = note if found == 3 else ""
+            elif value == G and field in ("kv_cache_dtype", "quantization"):
+                found = m.group(1) if field == "kv_cache_dtype" else "gguf-" + m.group(1)
+            elif value == G:
+                found = int(m.group(1))
+            else:
+                found = value
+            scan.add(field, found, m.start(), m.end(), note, claim=field not in _UNCLAIMED)
+    for field, after, before in _PARALLEL_RULES:
+        for pattern in (after, before):
+            for m in scan.finditer(pattern):
+                if scan.free(m.start(), m.end()):
+                    scan.add(field, int(m.group("n")), m.start(), m.end())

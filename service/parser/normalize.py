@@ -1,0 +1,94 @@
+"""Clean a chat message before parsing: Slack markup, HTML entities, code ticks, Unicode, length.
+
+Slack sends ``<@U123>`` for user mentions, ``<!channel>``/``<!here>`` for broadcasts,
+``<http://url|label>`` for links, ``<#C123|name>`` for channels and escapes ``&``, ``<``, ``>``
+as entities. Mentions and broadcasts are dropped (never echoed), links keep their label (a
+Hugging Face link keeps its ``org/model`` path), quotes lose their ``>`` marker, emoji codes and
+formatting ticks go. The text is capped at ``MAX_CHARS``: longer messages are not parsed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_CHARS = 10_000
+
+_SLACK_SPECIAL = re.compile(r"<([!@#][^<>]{0,200})>")
+_SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp)://?[^<>|\s]{0,500})(?:\|([^<>]{0,300}))?>", re.I)
+_BARE_URL = re.compile(r"\bhttps?://[^\s<>]{1,500}", re.I)
+_HF_PATH = re.compile(r"huggingface\.co/(?:models/)?([\w.\-]+/[\w.\-]+)", re.I)
+_HTML_TAG = re.compile(r"</?[a-z][a-z0-9]{0,15}(?:\s[^<>]{0,300})?/?>", re.I)
+_EMOJI = re.compile(r":[a-z0-9_+\-']{1,40}:", re.I)
+_QUOTE = re.compile(r"^[ \t]*>+[ \t]?", re.M)
+_FENCE = re.compile(r"```[a-z]{0,12}\n?|`", re.I)
+_BROADCAST = re.compile(r"@(?:channel|here|everyone)\b", re.I)
+_SPACES = re.compile(r"[ \t\f\v]+")
+_TRANSLATE = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00d7": "x", "\u2013": "-",
+    "\u2014": "-", "\u2212": "-", "\u2009": " ", "\u00a0": " ", "\u202f": " ", "\u2026": "...",
+    "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Cleaned:
+    """The text to parse (original case) and what was removed on the way."""
+
+    text: str
+    too_long: bool = False
+    had_markup: bool = False  # mentions, broadcasts or HTML tags were removed
+
+
+def _link(match: re.Match[str]) -> str:
+    url, label = match.group(1), match.group(2)
+    repo = _HF_PATH.search(url)
+    if repo:
+        return " " + repo.group(1) + " "
+    return " " + (label or "") + " "
+
+
+def _special(match: re.Match[str]) -> str:
+    inner = match.group(1)
+    if inner.startswith("#") and "|" in inner:  # <#C123|general>: a channel name, no ping
+        return " "
+    return " "
+
+
+def _url(match: re.Match[str]) -> str:
+    repo = _HF_PATH.search(match.group(0))
+    return " " + repo.group(1) + " " if repo else " "
+
+
+def clean(raw: object) -> Cleaned:
+    """The message as plain text, safe to scan; ``too_long`` when over ``MAX_CHARS``."""
+    if not isinstance(raw, str):
+        return Cleaned("")
+    if len(raw) > MAX_CHARS:
+        return Cleaned("", too_long=True)
+    text = unicodedata.normalize("NFKC", raw).translate(_TRANSLATE)
+    text = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    marked = bool(_SLACK_SPECIAL.search(text) or _BROADCAST.search(text))
+    text = _SLACK_LINK.sub(_link, text)
+    text = _SLACK_SPECIAL.sub(_special, text)
+    text = html.unescape(text)  # Slack's &lt; &gt; &amp; and pasted HTML entities
+    text = _SLACK_LINK.sub(_link, text)
+    text = _SLACK_SPECIAL.sub(_special, text)
+    tags = _HTML_TAG.search(text) is not None
+    text = _HTML_TAG.sub(" ", text)
+    text = _BARE_URL.sub(_url, text)
+    text = _BROADCAST.sub(" ", text)
+    text = _EMOJI.sub(" ", text)
+    text = _QUOTE.sub("", text)
+    text = _FENCE.sub(" ", text)
+    text = _SPACES.sub(" ", text).strip()
+    return Cleaned(text, had_markup=marked or tags)
+
+
+def safe_echo(text: str, limit: int = 40) -> str:
+    """A piece of user text that may be shown back: name characters only, short."""
+    kept = re.sub(r"[^A-Za-z0-9 .\-_/]", "", text)
+    kept = re.sub(r"\s+", " ", kept).strip(" ./-_")
+    return kept[:limit]

@@ -1,0 +1,154 @@
+"""Readings that depend on the task, and the questions asked back.
+
+- A bare dtype is training precision ("bf16" = bf16 mixed with fp32 master weights) or, when
+  serving, the weights' format ("fp8", "int4"); fine-tuning in 4 bit is QLoRA (NF4 base).
+- "batch 8" is the per-GPU micro-batch when training, the decoded batch when serving.
+- Gradient accumulation sets the global batch (micro-batch x steps x GPUs) when the GPU count is
+  known; it never changes per-GPU memory.
+- A preset name beats a bare size; a pasted architecture beats both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.core.errors import InvalidInput
+from service.core.request import EstimateRequest
+from service.parser.followup import REQUEST_FIELDS
+from service.parser.intent import Cues
+from service.parser.types import Unknown, Variant
+
+DEFAULT_GPU = "h100-80gb"
+DEFAULT_TASK = "train"
+TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
+NOTHING = "I couldn't find a question about a model or a GPU in that."
+_TRAIN_DTYPE = {"bf16": "bf16_mixed", "fp16": "fp16_mixed", "fp32": "fp32", "fp8": "fp8"}
+_EXAMPLES = {
+    "finetune": "qlora llama-3.1-8b r=16 on one 4090",
+    "infer": "serve llama-3.1-70b at 8k context for 20 users, how many h100s?",
+    "time_cost": "days to pretrain a 7B on 1T tokens with 64 H100s",
+    "train": "7B, seq 4096, ZeRO-3, 8x A100 40GB",
+}
+
+
+def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any]) -> str:
+    """The request's task: the message's words, else the thread's, else what the knobs imply."""
+    prev = previous.get("task") if previous.get("task") in ("train", "finetune", "infer") else None
+    found = cue.task(prev)
+    if found is not None:
+        return found
+    if ordered.get("finetune_method") or ordered.get("lora_rank"):
+        return "finetune"
+    if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent")) or \
+            any(d in ("int4", "int8") for d in ordered.get("_dtype", [])):
+        return "infer"
+    return DEFAULT_TASK
+
+
+def _add(ordered: dict[str, list[Any]], field: str, value: Any) -> None:
+    values = ordered.setdefault(field, [])
+    if value not in values:
+        values.append(value)
+
+
+def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> None:
+    """Turn the task-dependent readings (``_dtype``, ``_batch``) into request fields, in place."""
+    explicit = bool(ordered.get("precision"))  # bf16=True in pasted args beats prose
+    for dtype in ordered.pop("_dtype", []):
+        if task == "infer":
+            _add(ordered, "quantization", dtype)
+        elif dtype == "int4" and task == "finetune" and ordered.get("finetune_method") != ["full"]:
+            _add(ordered, "quantization", "nf4")
+            ordered["finetune_method"] = ["qlora"]
+            notes.append("4-bit fine-tuning read as QLoRA (NF4 base)")
+        elif dtype == "int8" and task == "finetune" and ordered.get("finetune_method") != ["full"]:
+            _add(ordered, "quantization", "int8")
+            ordered.setdefault("finetune_method", ["lora"])
+        elif dtype in _TRAIN_DTYPE and not explicit:
+            _add(ordered, "precision", _TRAIN_DTYPE[dtype])
+            if dtype in ("bf16", "fp16"):
+                notes.append(f"{dtype} read as {dtype} mixed precision (fp32 master weights)")
+    for batch in ordered.pop("_batch", []):
+        if task == "infer":
+            _add(ordered, "batch", batch)
+        elif not ordered.get("micro_batch"):
+            ordered["micro_batch"] = [batch]
+            notes.append(f"batch size {batch} read as the per-GPU micro-batch")
+    if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
+        ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
+    if task != "finetune":
+        ordered.pop("finetune_method", None)
+        ordered.pop("lora_rank", None)
+        ordered.pop("lora_targets", None)
+    elif ordered.get("lora_rank") and not ordered.get("finetune_method"):
+        ordered["finetune_method"] = ["lora"]
+
+
+def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
+    """Readings across fields (module docstring), in place."""
+    if "arch" in fields:
+        fields.pop("model", None)
+        fields.pop("params_b", None)
+    elif "model" in fields:
+        fields.pop("params_b", None)
+    if task == "finetune":
+        if fields.get("finetune_method") == "qlora":
+            fields.setdefault("quantization", "nf4")
+        elif fields.get("quantization") == "nf4" and fields.get("finetune_method") in (None, "lora"):
+            fields["finetune_method"] = "qlora"
+    if grad_accum is not None and task != "infer" and "global_batch" not in fields:
+        micro = fields.get("micro_batch", 1)
+        count = fields.get("gpu_count")
+        if isinstance(count, int) and isinstance(micro, int):
+            fields["global_batch"] = micro * grad_accum * count
+            notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
+        else:
+            notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
+
+
+def out_of_range(merged: dict[str, Any], compare: tuple[Variant, ...]) -> tuple[str, str] | None:
+    """The first value no real job has (negative, zero, absurd), as (field, friendly sentence)."""
+    sides: list[dict[str, Any]] = [{}, *(v.changes for v in compare)]
+    for changes in sides:
+        values = {k: v for k, v in {**merged, **changes}.items() if k in REQUEST_FIELDS and k != "arch"}
+        try:
+            EstimateRequest(**values)  # checks the ranges, nothing else
+        except InvalidInput as exc:
+            return exc.field, invalid_sentence(exc)
+    return None
+
+
+def invalid_sentence(exc: InvalidInput) -> str:
+    what = exc.field.replace("_", " ")
+    if "__" in exc.message:  # a Python signature: say what is missing instead
+        return ("That architecture is incomplete: give at least layers, hidden, heads and vocab, "
+                "e.g. `48 layers, hidden 6144, 48 heads, vocab 100k`.")
+    accepted = exc.accepted if len(exc.accepted) <= 120 else exc.accepted[:117] + "..."
+    return f"That {what} won't work: {exc.message}. Accepted: {accepted}."
+
+
+def clarify(merged: dict[str, Any], ordered: dict[str, list[Any]], unknown: Unknown | None,
+            intent: str) -> str | None:
+    """One question back when something essential is missing (None when nothing is)."""
+    if unknown is not None and unknown.kind == "gpu":
+        return _did_you_mean("GPU", unknown) + " Try e.g. `8x A100 80GB` or `one 4090`."
+    if intent != "compare" and not any(k in merged for k in ("model", "params_b", "arch")):
+        if unknown is not None:
+            return _did_you_mean("model", unknown)
+        if ordered.get("_arch_partial"):
+            return ("For a custom architecture I need at least the number of layers and the hidden "
+                    "size, e.g. `48 layers, hidden 6144, 48 heads, 8 kv heads, vocab 100k`.")
+        example = _EXAMPLES.get(intent, _EXAMPLES["train"])
+        return f"Which model? Give a name or a size, e.g. `{example}`."
+    if intent == "time_cost" and "tokens" not in merged:
+        return "How many training tokens? e.g. `... on 300B tokens` (I show memory until then)."
+    return None
+
+
+def _did_you_mean(kind: str, unknown: Unknown) -> str:
+    text = f"I don't know the {kind} '{unknown.name}'" if unknown.name else f"I don't know that {kind}"
+    ids = list(unknown.suggestions)
+    if not ids:
+        return text + "."
+    choice = ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " or " + ids[-1]
+    return f"{text}. Did you mean {choice}?"

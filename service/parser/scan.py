@@ -1,0 +1,71 @@
+"""The text being parsed, lowercased with its offsets kept, and the spans already read.
+
+Extractors run in order (pasted arguments, architecture, models, hardware, knobs); each claims
+the characters it read so later ones do not read them again (the "8b" of "llama 3 8b" is not a
+bare size, the "80" of "a100 80gb" is not a count).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from itertools import islice
+
+from service.parser.types import Finding
+
+MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
+
+
+def _lower(text: str) -> str:
+    """Lowercase without changing the length (a few characters lowercase to two)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+class Scan:
+    """Lowercased text with claimed spans blanked out; collects findings."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.low = _lower(text)
+        self._chars = list(self.low)
+        self._view: str | None = self.low
+        self.findings: list[Finding] = []
+        self.notes: list[str] = []
+
+    def view(self) -> str:
+        """The text with every claimed span replaced by spaces (same offsets as ``low``)."""
+        if self._view is None:
+            self._view = "".join(self._chars)
+        return self._view
+
+    def claim(self, start: int, end: int) -> None:
+        for i in range(max(0, start), min(end, len(self._chars))):
+            self._chars[i] = " "
+        self._view = None
+
+    def add(self, field: str, value: object, start: int = 0, end: int = 0, note: str = "",
+            claim: bool = True) -> None:
+        self.findings.append(Finding(field, value, start, end, note))
+        if claim and end > start:
+            self.claim(start, end)
+
+    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES) -> Iterator[re.Match[str]]:
+        """Up to ``limit`` matches on the view as it is now (claims made while iterating do
+        not hide later matches: callers check ``free`` when that matters)."""
+        yield from islice(pattern.finditer(self.view()), limit)
+
+    def free(self, start: int, end: int) -> bool:
+        """True when no character of the span (without its edge whitespace) was claimed yet."""
+        chars, low = self._chars, self.low
+        end = min(end, len(chars))
+        while start < end and chars[start].isspace():
+            start += 1
+        while end > start and chars[end - 1].isspace():
+            end -= 1
+        return all(chars[i] == low[i] for i in range(start, end))
+
+    def values(self, field: str) -> list[object]:
+        return [f.value for f in self.findings if f.field == field]

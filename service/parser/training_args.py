@@ -1,0 +1,83 @@
+"""Pasted launch configuration: Hugging Face ``TrainingArguments``/axolotl YAML, Megatron-LM
+flags, DeepSpeed JSON and torchrun/deepspeed launcher flags.
+
+Most keys read like prose and are handled by ``knobs``/``sizes`` (``per_device_train_batch_size``,
+``gradient_checkpointing``, ``optim``, ``--tensor-model-parallel-size``, ``"stage": 3``). This
+module reads the ones that need their value: boolean precision flags (``bf16=True``,
+``"fp16": {"enabled": false}``), DeepSpeed offload devices, config file names (``ds_z3.json``),
+launcher node/GPU counts, and which framework keeps the weights (HF Trainer without DeepSpeed or
+FSDP keeps fp32 weights under autocast).
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.parser.scan import Scan
+
+_BOOL = r"[\"']?(?P<value>true|false|1|0|auto|yes|no)[\"']?"
+_PREC_FLAG = re.compile(rf"(?<![\w])-{{0,2}}[\"']?(?P<key>bf16|fp16|tf32|bf16_full_eval|fp16_full_eval)[\"']?"
+                        rf"(?:\s*[=:]\s*|\s+){_BOOL}(?![\w])")
+_PREC_JSON = re.compile(r"[\"'](?P<key>bf16|fp16)[\"']\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*"
+                        rf"{_BOOL}[^}}]{{0,200}}\}}")
+_OFFLOAD_JSON = re.compile(r"[\"']?offload_(?P<what>optimizer|param)[\"']?\s*:\s*\{\s*[\"']device[\"']\s*:\s*"
+                           r"[\"'](?P<device>cpu|nvme|none)[\"'][^}]{0,200}\}")
+_DS_FILE = re.compile(r"\b(?:deepspeed|deepspeed_config|ds_config)[\"']?\s*[=:]?\s*[\"']?[\w./\-]*?"
+                      r"(?:zero|z|stage)[_\-]?(?P<stage>[0-3])(?![0-9])[\w\-]*\.json")
+_NODES = re.compile(r"--(?:nnodes|num[_\-]nodes)[\s=]+(?P<n>\d+)\b")
+_PER_NODE = re.compile(r"--(?:nproc[_\-]per[_\-]node|num[_\-]gpus|gpus[_\-]per[_\-]node)[\s=]+(?P<n>\d+)\b")
+_WORLD = re.compile(r"\b(?:world[_\-]size|num_processes)\s*[=:]?\s*(?P<n>\d+)\b")
+_HF_MARKERS = re.compile(r"\b(?:trainingarguments|sftconfig|sfttrainer|per_device_train_batch_size"
+                         r"|gradient_accumulation_steps\s*=|optim\s*=|num_train_epochs)\b")
+_MEGATRON_MARKERS = re.compile(r"--(?:tensor-model-parallel-size|num-layers|micro-batch-size|"
+                               r"global-batch-size"
+                               r"|use-distributed-optimizer|seq-length)\b")
+_SHARDERS = re.compile(r"\bdeepspeed\b|\bfsdp|\bzero_optimization\b|\bds_config\b|\bzero[\s\-_]*[0-3]\b")
+_TRUE = ("true", "1", "auto", "yes")
+
+
+def find_training_args(scan: Scan) -> None:
+    """Add findings for flags whose value matters; mark HF/Megatron pastes."""
+    view = scan.view()
+    for m in scan.finditer(_PREC_JSON):
+        _precision(scan, m)
+    for m in scan.finditer(_PREC_FLAG):
+        _precision(scan, m)
+    for m in scan.finditer(_OFFLOAD_JSON):
+        if m.group("device") != "none":
+            value = "optimizer" if m.group("what") == "optimizer" else "optimizer_and_params"
+            scan.add("offload", value, m.start(), m.end())
+        else:
+            scan.claim(m.start(), m.end())
+    for m in scan.finditer(_DS_FILE):
+        scan.add("zero_stage", int(m.group("stage")), m.start(), m.end())
+    nodes = _first(scan, _NODES)
+    per = _first(scan, _PER_NODE)
+    world = _first(scan, _WORLD)
+    if nodes is not None:
+        scan.add("nodes", nodes)
+    if nodes is not None and per is not None:
+        scan.add("gpu_count", nodes * per, note=f"{nodes} nodes x {per} GPUs = {nodes * per} GPUs")
+    elif world is not None:
+        scan.add("gpu_count", world)
+    elif per is not None:
+        scan.add("gpu_count" if nodes is None else "gpus_per_node", per)
+    if _MEGATRON_MARKERS.search(view):
+        scan.add("framework", "megatron", note="Megatron-LM flags: fp32 main gradients")
+    elif _HF_MARKERS.search(view) and not _SHARDERS.search(view):
+        scan.add("framework", "hf", note="HF Trainer without DeepSpeed/FSDP: fp32 weights under autocast")
+
+
+def _precision(scan: Scan, m: re.Match[str]) -> None:
+    key, on = m.group("key"), m.group("value").lower() in _TRUE
+    if on and key in ("bf16", "fp16"):
+        scan.add("precision", f"{key}_mixed", m.start(), m.end())
+    else:
+        scan.claim(m.start(), m.end())
+
+
+def _first(scan: Scan, pattern: re.Pattern[str]) -> int | None:
+    for m in scan.finditer(pattern):
+        scan.claim(m.start(), m.end())
+        return int(m.group("n"))
+    return None

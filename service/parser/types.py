@@ -1,0 +1,68 @@
+"""The parser's plain data: what one scan of the text found, and what ``ask`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+INTENTS: tuple[str, ...] = ("train", "finetune", "infer", "time_cost", "compare", "help", "invalid")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One value read from the text: the request field, its value and where it was written."""
+
+    field: str
+    value: Any
+    start: int = 0
+    end: int = 0
+    note: str = ""  # how it was read, when that is a choice ("16k = 16,384 tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A model or GPU name that matched nothing, with the closest known ids."""
+
+    kind: str  # "model" | "gpu"
+    name: str  # as written, already made safe to echo
+    suggestions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One side of a comparison: a label and the fields that differ from the base request."""
+
+    label: str
+    changes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """Everything understood from one message (and the thread's previous request)."""
+
+    intent: str
+    fields: dict[str, Any]  # understood from this text alone
+    merged: dict[str, Any]  # fields merged over ``previous``: the answer's ``parsed``
+    notes: tuple[str, ...] = ()  # readings the parser chose, said back in the reply
+    compare_field: str | None = None
+    compare: tuple[Variant, ...] = ()
+    problem: str | None = None  # why the text cannot be answered (intent "invalid")
+    unknown: Unknown | None = None
+    clarify: str | None = None
+    how_many: bool = False  # "how many GPUs": the planner's fewest count
+
+
+@dataclass(frozen=True, slots=True)
+class AskAnswer:
+    """What ``ask`` returns; ``parsed`` uses the request field names of ``POST /v1/estimate``."""
+
+    intent: str
+    parsed: dict[str, Any]
+    answer: dict[str, Any] | None
+    reply: str
+    clarify: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intent": self.intent, "parsed": self.parsed, "answer": self.answer,
+                "reply": self.reply, "clarify": self.clarify}
