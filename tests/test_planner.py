@@ -300,3 +300,11 @@ def test_cached_totals_are_the_engines_totals() -> None:
     totals = [searcher.memory.total(lay) for lay in layouts]
     for lay, total in zip(layouts, totals, strict=True):
         assert total == searcher.memory.estimate(lay).total_bytes, lay
+
+
+def test_hf_trainer_plans_use_data_parallelism_only() -> None:
+    # HF Trainer / accelerate without Megatron has no tensor, pipeline or context parallelism.
+    plan = make_plan(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
+                                     gpu="a100-80gb"))
+    assert plan.layout is not None and plan.fits
+    assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)

@@ -198,3 +198,12 @@ def test_time_and_cost_when_tokens_are_given() -> None:
     # 6N plus the attention term at seq 4096: a little over the seed's 4.8 days
     assert 4.8 < est.compute.days < 5.6
     assert est.compute.cost == pytest.approx(est.compute.gpu_hours * 2.0)
+
+
+def test_learned_positions_cap_the_sequence() -> None:
+    gpt2 = estimate(EstimateRequest(model="gpt2"))
+    assert gpt2.layout["micro_batch"] == 1
+    assert any("1024 tokens" in a for a in gpt2.assumptions)
+    with pytest.raises(InvalidInput) as err:
+        estimate(EstimateRequest(model="gpt2", seq_len=2048))
+    assert err.value.field == "seq_len" and "1,024" in err.value.accepted

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
+from service.core.architecture import Architecture
 from service.core.errors import InvalidInput
 from service.core.gpus import Gpu, find_gpu
 from service.core.job import (
@@ -28,6 +29,8 @@ from service.core.precision import check_recipe
 from service.core.request import EstimateRequest
 from service.core.serving import check_kv_dtype, check_quantization
 from service.core.units import GiB, human_count
+
+DEFAULT_SEQ_LEN = 4096
 
 
 @dataclass(slots=True)
@@ -59,6 +62,20 @@ def _task(req: EstimateRequest, notes: list[str]) -> tuple[str, str]:
             method = "qlora" if req.quantization in ("nf4", "int4") else "lora"
         notes.append(f"fine-tuning method: {method}")
     return task, _choice("finetune_method", method or "full", ("full", "lora", "qlora"))
+
+
+def _sequence_length(req: EstimateRequest, arch: Architecture, notes: list[str]) -> int:
+    """The stated length, else 4096 tokens; a learned position table (GPT-2) caps both."""
+    limit = arch.max_positions if arch.positions == "learned" else 0
+    if req.seq_len is not None:
+        if limit and req.seq_len > limit:
+            raise InvalidInput("seq_len", f"{req.seq_len:,} tokens exceed the model's {limit:,} "
+                               "learned positions", f"1..{limit:,}")
+        return req.seq_len
+    seq = min(DEFAULT_SEQ_LEN, limit) if limit else DEFAULT_SEQ_LEN
+    notes.append(f"sequence length {seq} tokens" + (" (the model's position table)"
+                                                    if seq != DEFAULT_SEQ_LEN else ""))
+    return seq
 
 
 def _gpu_layout(req: EstimateRequest, gpu: Gpu | None, model_split: int,
@@ -123,10 +140,7 @@ def resolve(req: EstimateRequest) -> Resolved:
     task, method = _task(req, notes)
     gpu = find_gpu(req.gpu) if req.gpu else None
     par = _parallelism(req, task, gpu, model, notes)
-    default_seq = 4096
-    seq = req.seq_len or default_seq
-    if req.seq_len is None:
-        notes.append(f"sequence length {seq} tokens")
+    seq = _sequence_length(req, model.arch, notes)
     precision = req.precision or "bf16_mixed"
     optimizer = req.optimizer or "adamw"
     framework = req.framework or "deepspeed"

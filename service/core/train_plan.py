@@ -48,12 +48,17 @@ def build_space(request: EstimateRequest, resolved: Resolved, gpu: Gpu,
     job, arch = resolved.job, resolved.job.arch
     node = per_node(request, gpu)
     domain = min(gpu.nvlink_domain, node)
+    # HF Trainer / accelerate without Megatron (framework "hf") has no tensor or pipeline
+    # parallelism: only data parallelism with ZeRO/FSDP sharding.
+    data_parallel_only = job.framework == "hf"
     return SearchSpace(
         arch=arch, seq_len=job.seq_len, global_batch=request.global_batch or 0,
         nvlink_domain=domain, gpus_per_node=node,
-        tps=(request.tp,) if request.tp else tensor_parallel_sizes(arch, domain),
-        pps=(request.pp,) if request.pp else None,
-        cps=(request.cp,) if request.cp else context_parallel_sizes(job.seq_len),
+        tps=(request.tp,) if request.tp else
+        ((1,) if data_parallel_only else tensor_parallel_sizes(arch, domain)),
+        pps=(request.pp,) if request.pp else ((1,) if data_parallel_only else None),
+        cps=(request.cp,) if request.cp else
+        ((1,) if data_parallel_only else context_parallel_sizes(job.seq_len)),
         eps=(request.ep,) if request.ep else None,
         zero_stages=(request.zero_stage,) if request.zero_stage is not None else ALL_ZERO,
         recomputes=(job.recompute,) if request.recompute else ALL_RECOMPUTE,
