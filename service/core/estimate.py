@@ -11,7 +11,7 @@ from service.core.activations import (
 from service.core.compute import ComputeEstimate, training_time
 from service.core.gpus import find_gpu, peak_flops
 from service.core.job import Job
-from service.core.kv_split import kv_share
+from service.core.kv_split import serving_share
 from service.core.lora import lora_params
 from service.core.overhead import overhead, temporary
 from service.core.params import active_parameter_count, parameter_count
@@ -20,11 +20,8 @@ from service.core.resolve import Resolved, resolve
 from service.core.result import Component, Estimate
 from service.core.serving import (
     ServingBudget,
-    forward_workspace_bytes,
     kv_budget_bytes,
-    kv_bytes_per_token,
     max_concurrent_sequences,
-    serving_weight_bytes,
 )
 
 DEFAULT_TIME_GPU = "h100-80gb"
@@ -77,13 +74,10 @@ def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) ->
     job, arch = resolved.job, resolved.job.arch
     budget = budget or ServingBudget()
     tp = job.parallel.tp
-    weights = round(serving_weight_bytes(arch, job.quantization) * job.param_scale / tp)
-    # KV heads are split over TP; when tp > kv_heads each GPU keeps one (replicated) head.
-    per_seq = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len) * job.seq_len \
-        * kv_share(arch, tp)
-    kv = round(per_seq * job.batch)
-    chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
-    work = forward_workspace_bytes(arch, chunk, job.batch, tp)
+    share = serving_share(job, tp, 1, budget)
+    weights, work, chunk = share.weights, share.workspace, share.chunk
+    per_seq = share.kv_per_sequence  # KV heads split over TP (replicated past kv_heads)
+    kv = share.kv_total(job.batch)
     fixed = budget.non_torch_bytes + budget.cuda_graph_bytes
     comps = [
         Component("weights", weights, "P x bits_per_weight / 8 / tp",
@@ -91,7 +85,7 @@ def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) ->
                   "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes"),
         Component("kv_cache", kv,
                   "2 x layers x kv_heads x head_dim x context x sequences x bytes / tp",
-                  f"{per_seq:,.0f} B/sequence x {job.batch}",
+                  f"{per_seq:,} B/sequence x {job.batch}",
                   "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)"),
         Component("activations", work, "forward workspace of one layer + fp32 sampling logits",
                   f"{chunk:,} tokens in the forward pass", "vLLM profile run"),
@@ -99,11 +93,11 @@ def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) ->
                   f"{budget.non_torch_bytes:,} + {budget.cuda_graph_bytes:,} B",
                   "vLLM worker memory profiling"),
     ]
-    extra: dict[str, int | float | str] = {"kv_bytes_per_sequence": round(per_seq)}
+    extra: dict[str, int | float | str] = {"kv_bytes_per_sequence": per_seq}
     if job.gpu is not None:
         kv_budget = kv_budget_bytes(job.gpu.memory_bytes_usable, weights, work, budget)
         extra["kv_budget_bytes"] = max(0, kv_budget)
-        extra["max_concurrent_sequences"] = max_concurrent_sequences(kv_budget, round(per_seq))
+        extra["max_concurrent_sequences"] = max_concurrent_sequences(kv_budget, per_seq)
         extra["gpu_memory_utilization"] = budget.memory_fraction
     return _estimate(resolved, comps, 0, 0, extra)
 

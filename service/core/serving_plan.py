@@ -16,18 +16,15 @@ from typing import Any
 from service.core.estimate import serving_estimate
 from service.core.gpus import Gpu
 from service.core.job import Job, Parallelism
-from service.core.kv_split import kv_share, serving_tp_ok
+from service.core.kv_split import serving_share, serving_tp_ok
 from service.core.layouts import divisors, node_count
 from service.core.plan_result import Plan
 from service.core.request import EstimateRequest
 from service.core.resolve import Resolved
 from service.core.serving import (
     ServingBudget,
-    forward_workspace_bytes,
     kv_budget_bytes,
-    kv_bytes_per_token,
     max_concurrent_sequences,
-    serving_weight_bytes,
 )
 from service.core.units import gb
 
@@ -78,16 +75,12 @@ def serving_budget(request: EstimateRequest) -> ServingBudget:
 
 def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
              budget: ServingBudget) -> ServingFit:
-    arch = job.arch
-    weights = round(serving_weight_bytes(arch, job.quantization) * job.param_scale / (tp * pp))
-    per_seq = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len) * job.seq_len
-    per_gpu = round(per_seq * kv_share(arch, tp) / pp)
-    chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
-    work = forward_workspace_bytes(arch, chunk, job.batch, tp)
-    kv_budget = kv_budget_bytes(gpu.memory_bytes_usable, weights, work, budget)
-    return ServingFit(tp, pp, tp * pp, node_count(tp * pp, per_node), weights, per_gpu, work,
+    share = serving_share(job, tp, pp, budget)
+    kv_budget = kv_budget_bytes(gpu.memory_bytes_usable, share.weights, share.workspace, budget)
+    return ServingFit(tp, pp, tp * pp, node_count(tp * pp, per_node), share.weights,
+                      share.kv_per_sequence, share.workspace,
                       budget.non_torch_bytes + budget.cuda_graph_bytes, max(0, kv_budget),
-                      max_concurrent_sequences(kv_budget, per_gpu), job.batch)
+                      max_concurrent_sequences(kv_budget, share.kv_per_sequence), job.batch)
 
 
 def split(arch_job: Job, gpus: int, per_node: int) -> tuple[int, int] | None:
