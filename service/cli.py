@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "FITCHECK_REDIS_URL: an embedded in-process store)")
     serve.add_argument("--host", default=None, help="bind address (FITCHECK_HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (FITCHECK_PORT, 8000)")
+    bot = sub.add_parser("bot", help="run the Slack bot (Socket Mode with SLACK_APP_TOKEN; "
+                         "--http: /slack/events and /healthz)")
+    bot.add_argument("--http", action="store_true", help="HTTP mode instead of Socket Mode")
+    bot.add_argument("--port", type=int, default=None,
+                     help="port of /slack/events and /healthz (FITCHECK_BOT_PORT, 3000)")
     return parser
 
 
@@ -145,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
         from service.serve import serve  # local: the engine commands need no web stack
 
         return serve(args.host, args.port)
+    if args.command == "bot":
+        from bot.run import main as run_bot  # local: only this command needs the bot
+
+        return run_bot(http=args.http, port=args.port)
     try:
         return run_plan(args) if args.command == "plan" else run_estimate(args)
     except InvalidInput as exc:
