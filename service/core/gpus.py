@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from dataclasses import asdict, dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 from typing import Any, Literal
 
@@ -230,6 +230,7 @@ def _drop(tokens: list[str], unwanted: set[str]) -> list[str]:
     return [t for t in tokens if t not in unwanted]
 
 
+@lru_cache(maxsize=4096)  # names repeat: the planner and the service resolve them per request
 def find_gpu(name: str) -> Gpu:
     """The GPU for an id, name, alias or a loose spelling of one.
 

@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -193,6 +193,7 @@ def suggestions(name: str, limit: int = _MAX_SUGGESTIONS) -> list[str]:
     return ids[:limit]
 
 
+@lru_cache(maxsize=4096)  # names repeat: the planner and the service resolve them per request
 def find_preset(name: str) -> ModelPreset:
     """The preset for a model name; UnknownName with up to 3 closest ids when none matches."""
     preset = lookup_preset(name) if isinstance(name, str) else None
