@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +22,8 @@ from service.observability import Metrics
 from service.permalink import link, normalise, query_string
 from service.registry import Registry
 from service.store.base import Store, StoreUnavailable
+
+HOT_ENTRIES = 1024  # answers kept ready to send per process (~9 kB each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,8 @@ class Estimates:
         self.registry = registry
         self.metrics = metrics
         self.ttl_s = ttl_s
+        # stated fields + base URL -> the JSON body of POST /v1/estimate, ready to send
+        self._hot: OrderedDict[str, bytes] = OrderedDict()
 
     async def prepare(self, request: EstimateRequest) -> Prepared:
         canonical = normalise(request)
@@ -58,7 +63,10 @@ class Estimates:
     async def answer(self, request: EstimateRequest, base_url: str,
                      fits_on: bool = False) -> dict[str, Any]:
         """The answer's JSON body, from the cache when there, with its permalink."""
-        prepared = await self.prepare(request)
+        return await self._answer_prepared(await self.prepare(request), base_url, fits_on)
+
+    async def _answer_prepared(self, prepared: Prepared, base_url: str,
+                               fits_on: bool) -> dict[str, Any]:
         key = self.key(prepared, fits_on)
         body = await self._cached(key)
         if body is None:
@@ -71,6 +79,31 @@ class Estimates:
                 await self.store.cache_set(key, json.dumps(body), self.ttl_s)
         body["link"] = link(base_url, prepared.canonical)
         return body
+
+    async def answer_json(self, stated: dict[str, Any], base_url: str) -> bytes:
+        """``POST /v1/estimate``'s JSON body, as bytes.
+
+        In front of the shared cache, each process keeps its most recent answers ready to send
+        (no store round trip, no parsing or serialising again), for requests whose answer
+        depends only on the request and the code: built-in presets, bare sizes and inline
+        architectures, never a registered model. The engine's version is fixed for the life of
+        a process, so an entry never goes stale."""
+        hot_key = json.dumps(stated, sort_keys=True, separators=(",", ":")) + "|" + base_url
+        ready = self._hot.get(hot_key)
+        if ready is not None:
+            self._hot.move_to_end(hot_key)
+            self.metrics.cache_hits.inc()
+            return ready
+        request = EstimateRequest(**stated)
+        prepared = await self.prepare(request)
+        body = await self._answer_prepared(prepared, base_url, fits_on=False)
+        data = json.dumps(body, ensure_ascii=False, allow_nan=False,
+                          separators=(",", ":")).encode()
+        if not prepared.registered_arch:
+            self._hot[hot_key] = data
+            if len(self._hot) > HOT_ENTRIES:
+                self._hot.popitem(last=False)
+        return data
 
     async def _cached(self, key: str) -> dict[str, Any] | None:
         try:

@@ -11,7 +11,8 @@ from service.api.problems import ApiProblem
 from service.services import Services
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
+    """Async on purpose: a plain ``def`` dependency costs a thread-pool hop per request."""
     found: Services | None = getattr(request.app.state, "services", None)
     if found is None:  # the app runs without its lifespan (some test clients)
         found = Services.open(request.app.state.settings, request.app.state.metrics)

@@ -24,14 +24,14 @@ ANSWER = {"model": EstimateOut, "description": "The estimate, with the planner's
 
 @router.post("/estimate", summary="Estimate per-GPU memory and GPU count",
              responses={200: ANSWER, **PROBLEM_RESPONSES}, response_model=None)
-async def post_estimate(body: EstimateIn, request: Request, svc: ServicesDep) -> JSONResponse:  # type: ignore[valid-type]
+async def post_estimate(body: EstimateIn, request: Request, svc: ServicesDep) -> Response:  # type: ignore[valid-type]
     """Memory per GPU by component (integer bytes), whether it fits, the fewest GPUs and the
     layout that gets there, compute time and cost when `tokens` is given, every assumption and
     formula, and a permalink (`link`). Every field is optional; unstated ones are assumed and
     listed in `assumptions`."""
     stated = body.model_dump(exclude_none=True)  # type: ignore[attr-defined]
-    answer = await svc.estimates.answer(EstimateRequest(**stated), base_url(request, svc))
-    return JSONResponse(answer)
+    answer = await svc.estimates.answer_json(stated, base_url(request, svc))
+    return Response(answer, media_type="application/json")
 
 
 def _query_parameters() -> list[dict[str, Any]]:
