@@ -207,3 +207,8 @@ def test_learned_positions_cap_the_sequence() -> None:
     with pytest.raises(InvalidInput) as err:
         estimate(EstimateRequest(model="gpt2", seq_len=2048))
     assert err.value.field == "seq_len" and "1,024" in err.value.accepted
+
+
+def test_gpus_without_bf16_default_to_fp16_mixed() -> None:
+    est = estimate(EstimateRequest(model="llama-3.2-1b", gpu="v100-32gb"))
+    assert any("fp16 mixed" in a and "no bf16" in a for a in est.assumptions)

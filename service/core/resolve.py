@@ -141,7 +141,8 @@ def resolve(req: EstimateRequest) -> Resolved:
     gpu = find_gpu(req.gpu) if req.gpu else None
     par = _parallelism(req, task, gpu, model, notes)
     seq = _sequence_length(req, model.arch, notes)
-    precision = req.precision or "bf16_mixed"
+    no_bf16 = gpu is not None and gpu.bf16_dense_tflops is None  # V100, T4: fp16 instead
+    precision = req.precision or ("fp16_mixed" if no_bf16 else "bf16_mixed")
     optimizer = req.optimizer or "adamw"
     framework = req.framework or "deepspeed"
     check_recipe(precision, optimizer, framework)
@@ -149,7 +150,8 @@ def resolve(req: EstimateRequest) -> Resolved:
         if req.micro_batch is None:
             notes.append("micro-batch 1 per GPU")
         if req.precision is None:
-            notes.append("bf16 mixed precision with fp32 master weights")
+            notes.append("fp16 mixed precision with fp32 master weights (no bf16 on this GPU)"
+                         if no_bf16 else "bf16 mixed precision with fp32 master weights")
         if req.optimizer is None:
             notes.append("AdamW (fp32 moments)")
         if req.framework is None:
