@@ -31,7 +31,7 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from saved_activations import HEAP_IN_USE, measure
+from recorder import HEAP_IN_USE, measure
 
 LLAMA3_8B = {
     "hidden_size": 4096,
