@@ -12,7 +12,7 @@ from typing import Any
 from service.answers import build_answer
 from service.core.errors import InvalidInput, UnknownName
 from service.core.plan_report import plan_to_dict, plan_to_text
-from service.core.plans import answer, make_plan
+from service.core.plans import make_plan
 from service.core.report import estimate_to_text
 from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
 
@@ -117,10 +117,11 @@ def run_estimate(args: argparse.Namespace) -> int:
     if args.json:  # the body POST /v1/estimate answers (without the link, which needs a URL)
         print(json.dumps(build_answer(request).body, indent=2))
         return 0
-    result, plan = answer(request)
-    print(estimate_to_text(result))
-    if plan is not None:
-        print("\nPlanner (fewest GPUs of this type):\n" + plan_to_text(plan))
+    answer = build_answer(request)
+    print(estimate_to_text(answer.estimate))
+    if answer.plan is not None:
+        title = "fewest GPUs of this type" if answer.plan.mode == "fewest" else "the given GPUs"
+        print(f"\nPlanner ({title}):\n" + plan_to_text(answer.plan))
     return 0
 
 

@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 from test_seeds import S3_ARCH
 
+from service.answers import build_answer
 from service.cli import main
 from service.core.gpus import all_gpus, find_gpu
 from service.core.layouts import violations
 from service.core.plan_result import Plan
-from service.core.plans import answer, make_plan
+from service.core.plans import make_plan
 from service.core.request import EstimateRequest
 from service.core.resolve import resolve
 
@@ -86,8 +87,9 @@ def test_estimate_without_a_count_also_answers_the_fewest_gpus(
     body = json.loads(capsys.readouterr().out)
     assert body["min_gpus"] == 4
     assert body["planner"]["plan"]["zero_stage"] == 3
-    est, plan = answer(replace(DONE_MEANS, gpu_count=8))
-    assert plan is None and est.layout["gpus"] == 8
+    given = build_answer(replace(DONE_MEANS, gpu_count=8))
+    assert given.estimate.layout["gpus"] == 8
+    assert given.plan is not None and given.plan.mode == "given" and given.plan.gpus == 8
 
 
 # S3: the seed's naive counts on request; the real plan valid and explained.

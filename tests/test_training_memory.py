@@ -212,3 +212,30 @@ def test_learned_positions_cap_the_sequence() -> None:
 def test_gpus_without_bf16_default_to_fp16_mixed() -> None:
     est = estimate(EstimateRequest(model="llama-3.2-1b", gpu="v100-32gb"))
     assert any("fp16 mixed" in a and "no bf16" in a for a in est.assumptions)
+
+
+def test_parameter_offload_needs_zero_3() -> None:
+    with pytest.raises(InvalidInput) as err:
+        estimate(replace(BASE, offload="optimizer_and_params", zero_stage=2, gpu_count=8))
+    assert err.value.field == "offload"
+    est = estimate(replace(BASE, offload="optimizer_and_params", zero_stage=3, gpu_count=8))
+    assert est.per_gpu_bytes["weights"] == 0 and est.per_gpu_bytes["temporary"] > 0
+
+
+def test_uneven_pipeline_stages_count_the_heaviest_stage() -> None:
+    # 32 layers over pp=5: the heaviest stage holds 7 layers, not 6.4
+    arch = find_preset("llama-3-8b").arch
+    per_layer = (P - 2 * 128256 * 4096) / 32
+    est = estimate(replace(BASE, pp=5, gpu_count=5, global_batch=10))
+    assert est.per_gpu_bytes["weights"] == pytest.approx(2 * (7 * per_layer + 128256 * 4096),
+                                                          rel=0.001)
+    assert arch.layers == 32
+
+
+def test_korthikanti_full_recompute_splits_with_sequence_and_context_parallelism() -> None:
+    req = replace(BASE, activation_model="korthikanti", recompute="full", seq_len=8192)
+    one = estimate(req).per_gpu_bytes["activations"]
+    assert estimate(replace(req, tp=2, gpu_count=2, sequence_parallel=True)) \
+        .per_gpu_bytes["activations"] == pytest.approx(one / 2)
+    assert estimate(replace(req, cp=2, gpu_count=2)).per_gpu_bytes["activations"] == \
+        pytest.approx(one / 2)

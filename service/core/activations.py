@@ -139,7 +139,9 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
     model = job.activation_model
     if model in ("korthikanti", "seed_s3"):
         per = korthikanti_layer_bytes(job) if model == "korthikanti" else seed_s3_block_bytes(job)
-        kept = 2 * job.seq_len * job.micro_batch * arch.hidden if job.recompute == "full" else per
+        sp_split = par.tp if par.sequence_parallel else 1
+        checkpoint = 2 * job.seq_len / par.cp * job.micro_batch * arch.hidden / sp_split
+        kept = checkpoint if job.recompute == "full" else per
         working = per if (job.recompute == "full" and model == "seed_s3") else 0.0
         return ActivationBreakdown(round(per), round(kept * layers_on_gpu * flight), 0,
                                    round(working), flight, layers_on_gpu)

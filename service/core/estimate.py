@@ -19,6 +19,7 @@ from service.core.request import EstimateRequest
 from service.core.resolve import Resolved, resolve
 from service.core.result import Component, Estimate
 from service.core.serving import (
+    QUANT_BITS,
     ServingBudget,
     kv_budget_bytes,
     max_concurrent_sequences,
@@ -41,8 +42,11 @@ def activations_component(
     n = kept_activation_bytes(acts, job.parallel.pp)
     kept = {"none": "all saved tensors", "selective": "core attention recomputed",
             "full": "layer inputs only"}[job.recompute]
-    values = (f"{acts.layers_on_gpu} layers x {acts.per_layer_bytes:,} B/layer ({kept})"
+    per_layer_kept = round(acts.layers_bytes / (acts.layers_on_gpu * acts.in_flight_micro_batches))
+    values = (f"{acts.layers_on_gpu} layers x {per_layer_kept:,} B/layer ({kept})"
               f" x {acts.in_flight_micro_batches:g} in flight + {acts.non_layer_bytes:,} B logits")
+    if job.parallel.pp > 1:
+        values += " (the busier of the first and last pipeline stage)"
     comp = Component(
         "activations", n,
         "layers_on_gpu x per-layer saved bytes x micro-batches in flight + embedding/logits",
@@ -81,10 +85,11 @@ def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) ->
     fixed = budget.non_torch_bytes + budget.cuda_graph_bytes
     comps = [
         Component("weights", weights, "P x bits_per_weight / 8 / tp",
-                  f"{parameter_count(arch):,} x {job.quantization} / {tp}",
+                  f"{round(parameter_count(arch) * job.param_scale):,} x "
+                  f"{QUANT_BITS[job.quantization]:g} bits ({job.quantization}) / 8 / {tp}",
                   "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes"),
         Component("kv_cache", kv,
-                  "2 x layers x kv_heads x head_dim x context x sequences x bytes / tp",
+                  "2 x layers x kv_heads x head_dim x context x sequences x bytes x kv share",
                   f"{per_seq:,} B/sequence x {job.batch}",
                   "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)"),
         Component("activations", work, "forward workspace of one layer + fp32 sampling logits",

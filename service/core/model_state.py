@@ -52,7 +52,8 @@ def routed_expert_params(arch: Architecture) -> int:
 def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> RankParams:
     """Params on the most loaded model-parallel rank.
 
-    Layers: (layer params) / (tp x pp); routed experts also / ep. With pp > 1 the heavier of
+    Layers: the heaviest stage's ceil(L/pp) of L layers, / tp; routed experts also / ep. With
+    pp > 1 the heavier of
     the first stage (embedding) and the last (LM head + final norm) counts; tied embeddings
     are then held by both ends (Megatron ``shared_embedding``).
     """
@@ -65,8 +66,10 @@ def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> Ran
     else:
         head = vocab_matrix if arch.tied_embeddings else b.lm_head
         ends = max(b.embedding, head)
-    dense = -(-layers_dense // (par.tp * par.pp)) + -(-ends // par.tp)
-    expert_part = -(-experts // (par.tp * par.pp * par.ep))
+    # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly.
+    stage_share = -(-arch.layers // par.pp) / arch.layers
+    dense = -(-round(layers_dense * stage_share) // par.tp) + -(-ends // par.tp)
+    expert_part = -(-round(experts * stage_share) // (par.tp * par.ep))
     return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
 
 

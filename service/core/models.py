@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.core.architecture import Architecture
+from service.core.bare_sizes import parse_size
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hf_config import architecture_from_hf_config, looks_like_hf_config
 from service.core.params import parameter_count
@@ -74,16 +75,8 @@ def _inline(data: dict[str, Any]) -> ResolvedModel:
 
 def _bare(size: str | float) -> ResolvedModel:
     arch, description = bare_size(size)
-    stated = _parse_size(size)
+    stated = round(parse_size(size))
     return ResolvedModel(arch, f"{stated / 1e9:g}b", description, stated_params=stated)
-
-
-def _parse_size(size: str | float) -> int:
-    if isinstance(size, int | float):
-        return round(size)
-    text = size.strip().lower()
-    scale = {"m": 1e6, "b": 1e9, "t": 1e12}[text[-1]]
-    return round(float(text[:-1]) * scale)
 
 
 def _slug(name: str) -> str:

@@ -7,12 +7,10 @@ the fits-on table across the catalog. Without a GPU type the plan is the fits-on
 
 from __future__ import annotations
 
-from service.core.estimate import estimate
 from service.core.fits_on import fits_on_serving, fits_on_training
 from service.core.plan_result import DEFAULT_HEADROOM, FitsOnRow, Plan
 from service.core.request import EstimateRequest
 from service.core.resolve import Resolved, resolve
-from service.core.result import Estimate
 from service.core.seed_plan import seed_counts
 from service.core.serving_plan import plan_serving
 from service.core.train_plan import REPLACED_NOTES, per_node, plan_training
@@ -65,12 +63,3 @@ def _catalog_plan(request: EstimateRequest, resolved: Resolved, infer: bool) -> 
     else:
         plan.verdict = "Does not fit on any GPU in the catalog"
     return plan
-
-
-def answer(request: EstimateRequest) -> tuple[Estimate, Plan | None]:
-    """The request's own estimate and, when a GPU type is given but no count, the planner's
-    fewest-GPUs answer (what ``POST /v1/estimate`` and ``fitcheck estimate`` show)."""
-    est = estimate(request)
-    if request.gpu is None or request.gpu_count is not None or request.nodes is not None:
-        return est, None
-    return est, make_plan(request)

@@ -64,6 +64,16 @@ def _task(req: EstimateRequest, notes: list[str]) -> tuple[str, str]:
     return task, _choice("finetune_method", method or "full", ("full", "lora", "qlora"))
 
 
+def _offload(req: EstimateRequest, par: Parallelism) -> str:
+    """Optimizer offload works with any ZeRO stage; parameter offload only with ZeRO-3
+    (DeepSpeed ``offload_param``, FSDP ``CPUOffload``), which gathers layers as it goes."""
+    offload = _choice("offload", req.offload or "none", OFFLOADS)
+    if offload == "optimizer_and_params" and par.zero_stage < 3:
+        raise InvalidInput("offload", "offloading parameters needs ZeRO-3 (zero_stage 3)",
+                           "none or optimizer at ZeRO 0-2; optimizer_and_params with zero_stage 3")
+    return offload
+
+
 def _sequence_length(req: EstimateRequest, arch: Architecture, notes: list[str]) -> int:
     """The stated length, else 4096 tokens; a learned position table (GPT-2) caps both."""
     limit = arch.max_positions if arch.positions == "learned" else 0
@@ -190,7 +200,7 @@ def resolve(req: EstimateRequest) -> Resolved:
         precision=precision, optimizer=optimizer, framework=framework, parallel=par,
         recompute=cast(Recompute, _choice("recompute", req.recompute or "none", RECOMPUTE)),
         flash_attn=True if req.flash_attn is None else req.flash_attn,
-        offload=cast(Offload, _choice("offload", req.offload or "none", OFFLOADS)),
+        offload=cast(Offload, _offload(req, par)),
         lora_rank=req.lora_rank or 16, lora_targets=lora_targets, quantization=quant,
         kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1, gpu=gpu,
         activation_model=act_model, overhead_model=overhead_model,
