@@ -20,7 +20,7 @@ from service.core.estimate import estimate
 from service.core.plan_report import plan_to_dict
 from service.core.plan_result import Plan
 from service.core.plans import make_plan
-from service.core.report import estimate_to_dict
+from service.core.report import compute_to_dict, estimate_to_dict
 from service.core.request import EstimateRequest
 from service.core.result import Estimate
 
@@ -84,7 +84,7 @@ def _fewest(est: Estimate, plan: Plan) -> dict[str, Any]:
     body["summary"] = body["verdict"] = plan.verdict
     body["assumptions"] = list(plan.assumptions)
     if plan.compute is not None:
-        body["compute"] = plan_to_dict(plan)["compute"]
+        body["compute"] = compute_to_dict(plan.compute)
     body["as_stated"] = {key: stated[key] for key in ("plan", "per_gpu_bytes", "fits", "summary")}
     return body
 

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.core.compute import ComputeEstimate
 from service.core.plan_result import Plan
-from service.core.report import LABELS
+from service.core.report import LABELS, compute_to_dict
 from service.core.result import COMPONENT_KEYS, Estimate
 from service.core.units import gb
-
-
-def compute_to_dict(c: ComputeEstimate | None) -> dict[str, Any] | None:
-    if c is None:
-        return None
-    return {"flops_per_token": c.flops_per_token, "total_flops": c.total_flops,
-            "seconds": c.seconds, "days": c.days, "gpu_hours": c.gpu_hours, "cost_usd": c.cost,
-            "compute_optimal_tokens": c.compute_optimal_tokens, "formula": c.formula}
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

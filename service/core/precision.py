@@ -20,10 +20,6 @@ PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8"
 OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion")
 FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
 
-DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5,
-}
-
 FP32_PARAM_FRAMEWORKS = ("hf", "fsdp")
 BNB_BLOCK = 2048  # bitsandbytes blockwise quantization: one fp32 absmax per 2048 values
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.core.compute import ComputeEstimate
 from service.core.result import COMPONENT_KEYS, Estimate
 from service.core.units import gb, gb_and_gib, human_count
 
@@ -57,14 +58,17 @@ def estimate_to_dict(est: Estimate) -> dict[str, Any]:
         "compute": None,
         "units": "bytes; GB = 10^9 bytes, GiB = 2^30 bytes",
     }
-    if est.compute is not None:
-        c = est.compute
-        out["compute"] = {
-            "flops_per_token": c.flops_per_token, "total_flops": c.total_flops,
-            "seconds": c.seconds, "days": c.days, "gpu_hours": c.gpu_hours, "cost_usd": c.cost,
-            "compute_optimal_tokens": c.compute_optimal_tokens, "formula": c.formula,
-        }
+    out["compute"] = compute_to_dict(est.compute)
     return out
+
+
+def compute_to_dict(c: ComputeEstimate | None) -> dict[str, Any] | None:
+    """Training FLOPs, time, GPU-hours and cost as JSON (None without ``tokens``)."""
+    if c is None:
+        return None
+    return {"flops_per_token": c.flops_per_token, "total_flops": c.total_flops,
+            "seconds": c.seconds, "days": c.days, "gpu_hours": c.gpu_hours, "cost_usd": c.cost,
+            "compute_optimal_tokens": c.compute_optimal_tokens, "formula": c.formula}
 
 
 def estimate_to_text(est: Estimate) -> str:

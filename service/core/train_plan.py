@@ -28,7 +28,6 @@ from service.core.units import gb
 
 ALL_ZERO = (0, 1, 2, 3)
 ALL_RECOMPUTE = ("none", "selective", "full")
-OFFLOAD_FIX = ("none", "optimizer", "optimizer_and_params")
 METHODS = ("planner", "seed_even_split")
 # Notes from resolve() that describe the single-GPU request; the plan states its own.
 REPLACED_NOTES = ("ZeRO stage 0", "micro-batch 1 per GPU", "activation profile",
