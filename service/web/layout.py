@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
+from service.core import units
+
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1f2328;
 background:#f6f8fa}
@@ -39,8 +41,9 @@ def page(title: str, body: str) -> str:
 
 
 def gb(n: int | float | None) -> str:
-    return "-" if n is None else f"{n / 1e9:,.1f} GB"
+    """``units.gb``, with a dash for a missing figure."""
+    return "-" if n is None else units.gb(n)
 
 
 def gib(n: int | float | None) -> str:
-    return "-" if n is None else f"{n / 2**30:,.1f} GiB"
+    return "-" if n is None else units.gib(n)
