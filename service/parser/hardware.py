@@ -48,6 +48,14 @@ _OTHER_GPU = re.compile(
     r"(?:(?<=\dx)|(?<=\d x)|(?<![\w.\-]))(?P<name>(?:nvidia\s+|geforce\s+)?(?:rtx\s*)?"
     r"(?:[ahlbp]\d{2,3}[ac-z]?|[1-5]0[5-8]0(?:\s*ti)?|a[2-6]000|mi\d{3}x?|v\d{3}|k80|tpu\s*v\d\w*))"
     r"(?:s|'s)?(?![\w.])")
+# "fit on 24gb", "a single 80 GB card": memory without a GPU name reads as the common GPU of
+# that size, and the reply says which.
+_MEMORY_ONLY = re.compile(
+    r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
+    r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g)\b"
+    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at)\b))")
+GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
+                  48: "l40s-48gb", 80: "h100-80gb", 141: "h200-141gb", 192: "mi300x-192gb"}
 _SINGLE_NODE = re.compile(r"\b(?:single|one)[\s\-]node\b")
 _NODES_X_GPUS = re.compile(
     rf"(?<![\w.])(?P<nodes>{COUNT})\s*(?:x\s*)?(?:nodes?|machines?|servers?|boxes|hosts)\s*"
@@ -80,7 +88,22 @@ def find_hardware(scan: Scan) -> None:
         if scan.free(m.start(), m.end()) and not _known(m.group("name")):
             _unknown_gpu(scan, m)
             break  # one question back is enough
+    if not scan.values("gpu") and not scan.values("_unknown"):
+        _memory_only(scan)
     _generic(scan)
+
+
+def _memory_only(scan: Scan) -> None:
+    """A memory size with no GPU name ("does it fit on 24gb"): the common GPU of that size."""
+    for m in scan.finditer(_MEMORY_ONLY, limit=1):
+        if not scan.free(m.start("mem"), m.end()):
+            continue
+        gpu = find_gpu(GPU_FOR_MEMORY[int(m.group("mem"))])
+        scan.add("gpu", gpu.id, m.start("mem"), m.end(),
+                 f"{m.group('mem')} GB read as one {gpu.name}; name the GPU if it is another")
+        if not scan.values("gpu_count"):
+            scan.add("gpu_count", 1, m.start("mem"), m.end())
+        return
 
 
 def _known(name: str) -> bool:

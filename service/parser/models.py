@@ -30,9 +30,11 @@ _BARE = re.compile(
     r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
 )
 _NOT_PARAMS = re.compile(
-    r"\s*(?:tokens?|toks?|context|ctx|users?|requests?|seq|sequences?|rows|samples|examples|steps|"
-    r"images|words|docs|documents|dollars|usd|/|per\b|\$)"
+    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd|/"
+    r"|per\b|\$)"
 )
+# "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
+_NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
                         "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
@@ -144,8 +146,8 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
         preset = lookup_preset(" ".join(parts))
         if preset is None:
             continue
-        while n > 1 and parts[n - 1] in _PACKAGING and lookup_preset(" ".join(parts[:n - 1])) == preset:
-            n -= 1  # "llama 3.1 70b awq": the name ends before the format word
+        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset:
+            n -= 1  # "llama 3.1 70b awq", "llama-3-8b, 4096 seq": the name ends where it resolves
         start, end = words[i].start(), words[i + n - 1].end()
         note = f"read '{_typo_word(first)}' as {family}" if typo else ""
         scan.add("model", preset.id, start, end, note)
@@ -274,7 +276,9 @@ def _bare_sizes(scan: Scan) -> None:
     for m in scan.finditer(_BARE):
         unit = m.group("unit")
         tail = view[m.end():m.end() + 20]
-        if _NOT_PARAMS.match(tail) and not m.group("tail"):
+        millions = unit in ("m", "million")
+        if not m.group("tail") and (_NOT_PARAMS.match(tail)
+                                    or (millions and _NOT_PARAMS_MILLIONS.match(tail))):
             continue
         if unit in ("t", "trillion") and not m.group("tail"):
             continue  # "on 3T" is a token count

@@ -18,7 +18,7 @@ _SEQ_AFTER = re.compile(rf"\b(?:{_SEQ_WORDS})\s*(?:of|=|:|at|is|to|~)?\s*[\"']?"
                         rf"(?P<neg>-)?(?P<num>{NUM})\s*(?P<unit>k|m)?\b")
 _SEQ_BEFORE = re.compile(
     rf"(?<![\w.])(?P<neg>-)?(?P<num>{NUM})\s*(?P<unit>k|m)?[\s\-]*(?:tokens?|tok)?[\s\-]*"
-    r"(?:context|ctx|seq(?:uence)?s?(?:[\s\-]*len(?:gth)?)?|window|prompts?|max[\s_\-]*model[\s_\-]*len"
+    r"(?:context|ctx|seq(?:uence)?(?:[\s\-]*len(?:gth)?)?|window|prompts?|max[\s_\-]*model[\s_\-]*len"
     r"|max[\s_\-]*seq[\s_\-]*len(?:gth)?)\b")
 _SEQ_AT = re.compile(r"\b(?:at|@|with)\s+(?P<num>\d+)\s*(?P<unit>k)\b(?!\s*(?:tokens|users|req))")
 _SEQ_BARE = re.compile(r"(?<![\w.$])(?P<num>2|4|8|16|32|64|128|256|512|1024)(?P<unit>k)\b"
