@@ -64,6 +64,17 @@ def _task(req: EstimateRequest, notes: list[str]) -> tuple[str, str]:
     return task, _choice("finetune_method", method or "full", ("full", "lora", "qlora"))
 
 
+def _recompute(req: EstimateRequest, method: str, notes: list[str]) -> str:
+    """The stated recompute; unstated, none, except for QLoRA, where peft's
+    ``prepare_model_for_kbit_training`` turns gradient checkpointing on by default."""
+    if req.recompute is not None:
+        return _choice("recompute", req.recompute, RECOMPUTE)
+    if method == "qlora":
+        notes.append("gradient checkpointing on (full recompute), as peft prepares QLoRA models")
+        return "full"
+    return "none"
+
+
 def _offload(req: EstimateRequest, par: Parallelism) -> str:
     """Optimizer offload works with any ZeRO stage; parameter offload only with ZeRO-3
     (DeepSpeed ``offload_param``, FSDP ``CPUOffload``), which gathers layers as it goes."""
@@ -198,7 +209,7 @@ def resolve(req: EstimateRequest) -> Resolved:
         task=cast(Task, task), finetune_method=cast(FinetuneMethod, method),
         seq_len=seq, micro_batch=req.micro_batch or 1, global_batch=req.global_batch or 0,
         precision=precision, optimizer=optimizer, framework=framework, parallel=par,
-        recompute=cast(Recompute, _choice("recompute", req.recompute or "none", RECOMPUTE)),
+        recompute=cast(Recompute, _recompute(req, method, notes)),
         flash_attn=True if req.flash_attn is None else req.flash_attn,
         offload=cast(Offload, _offload(req, par)),
         lora_rank=req.lora_rank or 16, lora_targets=lora_targets, quantization=quant,

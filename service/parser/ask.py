@@ -6,6 +6,7 @@ from typing import Any
 
 from service.parser import reply
 from service.parser.engine import Outcome, run
+from service.parser.maximum import answer as limit_line
 from service.parser.parse import parse
 from service.parser.reply_compare import Side, compare_reply
 from service.parser.types import AskAnswer, Parsed
@@ -35,6 +36,9 @@ def _ask(p: Parsed) -> AskAnswer:
         return _failed(p, out)
     assert out.estimate is not None
     text = reply.estimate_reply(p, out.estimate, out.plan) + _qlora_tip(p, out)
+    limit = limit_line(p.maximize, p.merged, out.estimate, out.plan) if p.maximize else None
+    if limit:
+        text += "\n" + reply.plain(limit)
     if p.clarify is not None:
         text += "\n" + reply.plain(p.clarify)
     return AskAnswer(p.intent, p.merged, out.answer, text, p.clarify, p.notes)

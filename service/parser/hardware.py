@@ -88,7 +88,8 @@ def find_hardware(scan: Scan) -> None:
         if scan.free(m.start(), m.end()) and not _known(m.group("name")):
             _unknown_gpu(scan, m)
             break  # one question back is enough
-    if not scan.values("gpu") and not scan.values("_unknown"):
+    if not scan.values("gpu") and not any(isinstance(u, Unknown) and u.kind == "gpu"
+                                          for u in scan.values("_unknown")):
         _memory_only(scan)
     _generic(scan)
 

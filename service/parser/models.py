@@ -40,6 +40,9 @@ _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
 _NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama"})
 _MAX_WINDOW = 5
+# Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
+_TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"
+                    r"|mistral[.\-_]?rs|qwen[\-_]agent|llamafile)\b")
 
 
 @cache
@@ -124,6 +127,8 @@ def _fixed(word: str, family: str) -> str:
 
 def find_models(scan: Scan) -> None:
     """Add ``model`` findings (preset ids), unknown names, then bare sizes (``params_b``)."""
+    for m in scan.finditer(_TOOLS):
+        scan.claim(m.start(), m.end())
     _distills(scan)
     words = list(_WORD.finditer(scan.view()))
     i = 0

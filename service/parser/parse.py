@@ -13,6 +13,7 @@ from service.parser.followup import REQUEST_FIELDS, merge, sanitize
 from service.parser.hardware import find_hardware
 from service.parser.intent import Cues, cues
 from service.parser.knobs import find_knobs
+from service.parser.maximum import asked
 from service.parser.models import find_models
 from service.parser.normalize import clean
 from service.parser.scan import Scan
@@ -74,6 +75,8 @@ def parse(text: object, previous: object = None) -> Parsed:
     fields["task"] = task
     accum = ordered.get("_grad_accum", [None])[0]
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
+    if not how_many:
+        rules.serving_gpus(fields, notes)
     merged = merge(prev, fields, how_many)
     if how_many and "gpu" not in merged and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
@@ -92,8 +95,9 @@ def parse(text: object, previous: object = None) -> Parsed:
         kept = {k: v for k, v in merged.items() if k != field}
         return Parsed("invalid", fields, kept, tuple(notes), problem=message)
     clarify = rules.clarify(merged, ordered, unknown, intent)
+    maximize = asked(scan.low, fields) if compare_field is None else None
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
-                  None, unknown, clarify, how_many)
+                  None, unknown, clarify, how_many, maximize)
 
 
 def _used(f: Finding, fields: dict[str, Any], compare_field: str | None) -> bool:

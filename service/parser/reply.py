@@ -114,18 +114,42 @@ def _compute_line(est: Estimate, plan: Plan | None) -> str | None:
             f" · {comp.total_flops:.2g} FLOPs")
 
 
-def _serving_line(est: Estimate, plan: Plan | None) -> str | None:
+def _serving_line(est: Estimate, plan: Plan | None, stated: object = None) -> str | None:
     if est.task != "infer":
         return None
     details: dict[str, Any] = plan.serving if plan is not None and plan.serving else dict(est.extra)
     per_seq = details.get("kv_per_sequence_bytes", details.get("kv_bytes_per_sequence"))
     room = details.get("max_concurrent_sequences")
     parts = []
+    context = details.get("context") or (stated if isinstance(stated, int) else parsed_context(est))
     if isinstance(per_seq, int | float):
-        parts.append(f"KV cache {gb(per_seq)} per sequence")
+        per_token = f" ({per_seq / context / 1e3:,.1f} KB per token)" if context else ""
+        parts.append(f"KV cache {gb(per_seq)} per sequence{per_token}")
     if isinstance(room, int):
         parts.append(f"room for {room:,} concurrent sequences")
     return " · ".join(parts) if parts else None
+
+
+def parsed_context(est: Estimate) -> int | None:
+    """The context of a serving estimate without a plan (its assumption or the stated seq)."""
+    for note in est.assumptions:
+        m = re.match(r"^sequence length (\d+) tokens", note)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _serving_split(plan: Plan | None) -> dict[str, int] | None:
+    """Per-GPU figures of a serving plan's layout when the planner kept no estimate for it (PP > 1)."""
+    if plan is None or plan.estimate is not None or not plan.serving:
+        return None
+    s = plan.serving
+    try:
+        kv = int(s["kv_per_sequence_bytes"]) * int(s["sequences"])
+        return {"weights": int(s["weights_bytes"]), "activations": int(s["workspace_bytes"]),
+                "kv_cache": kv, "overhead": int(s["fixed_bytes"]), "total": int(s["per_gpu_total"])}
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def estimate_reply(parsed: Parsed, est: Estimate, plan: Plan | None) -> str:
@@ -135,11 +159,14 @@ def estimate_reply(parsed: Parsed, est: Estimate, plan: Plan | None) -> str:
     if plan is not None and plan.layout is not None and est.task != "infer":
         title = "Layout" if plan.fits else "Leanest layout tried"
         lines.append(f"{title}: {plan.layout.describe()} ({plan.layout.shape()})")
-    lines.append(breakdown(shown.per_gpu_bytes, shown.capacity_bytes))
+    split = _serving_split(plan) if est.task == "infer" else None
+    capacity = plan.capacity_bytes if plan is not None else shown.capacity_bytes
+    lines.append(breakdown(split, capacity) if split else
+                 breakdown(shown.per_gpu_bytes, shown.capacity_bytes))
     if plan is not None and plan.fits and est.fits is False and plan.mode == "given":
         lines.append(f"As written ({_as_written(est)}) it would need {gb(est.total_bytes)} per GPU: "
                      "over, hence the layout above.")
-    for extra in (_serving_line(est, plan), _compute_line(est, plan)):
+    for extra in (_serving_line(est, plan, parsed.merged.get("seq_len")), _compute_line(est, plan)):
         if extra:
             lines.append(extra)
     if plan is not None and not plan.fits and plan.fix is not None and "fix" not in plan.verdict:
@@ -162,11 +189,12 @@ def _serving_defaults(parsed: Parsed) -> list[str]:
     if parsed.merged.get("task") != "infer":
         return []
     out = []
-    if "quantization" not in parsed.merged:
+    stated = parsed.merged.keys() | {parsed.compare_field}
+    if "quantization" not in stated:
         out.append("16-bit weights")
-    if "kv_cache_dtype" not in parsed.merged:
+    if "kv_cache_dtype" not in stated:
         out.append("KV cache in the model's dtype")
-    if "concurrent" not in parsed.merged and "batch" not in parsed.merged:
+    if not stated & {"concurrent", "batch"}:
         out.append("1 sequence at a time")
     return out
 

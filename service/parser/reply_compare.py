@@ -44,6 +44,8 @@ def _line(side: Side) -> str:
     head = short_gpu(plan.verdict) if plan is not None and plan.verdict else f"{gb(est.total_bytes)} per GPU"
     comp = plan.compute if plan is not None and plan.compute is not None else est.compute
     time = f"; {comp.days:,.1f} days, {comp.gpu_hours:,.0f} GPU-hours" if comp is not None else ""
+    if plan is None or not plan.verdict:
+        return f"• *{side.label}*: {head}{time}"
     return f"• *{side.label}*: {head} ({gb(side.per_gpu)} per GPU{time})"
 
 
@@ -55,7 +57,7 @@ def _tflops(side: Side) -> float:
 
 
 def winner(field: str | None, sides: list[Side]) -> str | None:
-    """'Only X fits', 'Fewer GPUs: X', 'X is faster', 'Less memory per GPU: X'."""
+    """'Only X fits', 'Fewer GPUs needed: X', 'X is faster', 'Less memory per GPU: X'."""
     ok = [s for s in sides if s.estimate is not None]
     if len(ok) < 2:
         return None
@@ -65,7 +67,7 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     counts = {s.gpus for s in ok}
     if len(counts) > 1:
         best = min(ok, key=lambda s: (s.gpus, s.per_gpu))
-        return f"Fewer GPUs: *{best.label}* ({best.gpus:,.0f})"
+        return f"Fewer GPUs needed: *{best.label}* ({best.gpus:,.0f})"
     if field == "gpu":
         best = max(ok, key=_tflops)
         return (f"Same GPU count; *{best.label}* is faster "

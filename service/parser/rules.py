@@ -20,6 +20,7 @@ from service.parser.types import Unknown, Variant
 
 DEFAULT_GPU = "h100-80gb"
 DEFAULT_TASK = "train"
+MAX_CONTEXT = 10_000_000
 TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
 NOTHING = "I couldn't find a question about a model or a GPU in that."
 _TRAIN_DTYPE = {"bf16": "bf16_mixed", "fp16": "fp16_mixed", "fp32": "fp32", "fp8": "fp8"}
@@ -74,6 +75,8 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         elif not ordered.get("micro_batch"):
             ordered["micro_batch"] = [batch]
             notes.append(f"batch size {batch} read as the per-GPU micro-batch")
+    if task == "infer":
+        _tokens_as_context(ordered, notes)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task != "finetune":
@@ -82,6 +85,17 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered.pop("lora_targets", None)
     elif ordered.get("lora_rank") and not ordered.get("finetune_method"):
         ordered["finetune_method"] = ["lora"]
+
+
+def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str]) -> None:
+    """Serving has no training tokens: "at 4096 tokens", "prompts of 2k tokens" is the context."""
+    tokens = [t for t in ordered.pop("tokens", []) if isinstance(t, int | float)]
+    if ordered.get("seq_len") or not tokens:
+        return
+    value = tokens[0]
+    if value == int(value) and 1 <= value <= MAX_CONTEXT:
+        ordered["seq_len"] = [int(value)]
+        notes.append(f"{int(value):,} tokens read as the context length")
 
 
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
@@ -104,6 +118,16 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
         else:
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
+
+
+def serving_gpus(fields: dict[str, Any], notes: list[str]) -> None:
+    """Serving with ``--tensor-parallel-size 4`` (and no count) runs on tp x pp GPUs, as vLLM does."""
+    tp, pp = fields.get("tp"), fields.get("pp", 1)
+    if fields.get("task") != "infer" or "gpu_count" in fields or "nodes" in fields \
+            or not isinstance(tp, int) or not isinstance(pp, int) or tp * pp < 1:
+        return
+    fields["gpu_count"] = tp * pp
+    notes.append(f"{tp * pp} GPUs = TP {tp}" + (f" x PP {pp}" if pp > 1 else "") + " (one replica)")
 
 
 def out_of_range(merged: dict[str, Any], compare: tuple[Variant, ...]) -> tuple[str, str] | None:

@@ -53,12 +53,17 @@ _CONCURRENCY = re.compile(r"\b(?:concurrency|concurrent(?:\s+(?:users|requests|s
                           rf"\s*(?:of|=|:)?\s*(?P<num>{NUM})\b")
 _MFU = re.compile(rf"\b(?:mfu|model\s+flops\s+util\w*)\s*(?:of|=|:|at|~)?\s*(?P<num>{NUM})\s*(?P<pct>%)?"
                   rf"|(?<![\w.])(?P<num2>{NUM})\s*(?P<pct2>%)\s*mfu\b")
-_PRICE = re.compile(rf"\$\s*(?P<num>{NUM})\s*(?:/|per|an?|each)\s*(?:gpu[\s\-]*)?(?:hr|hour|h)\b"
-                    rf"|(?<![\w.])(?P<num2>{NUM})\s*(?:usd|dollars?|\$)\s*(?:/|per|an?)\s*(?:gpu[\s\-]*)?(?:hr|hour|h)\b")
+_PER_GPU_HOUR = (r"\s*(?:/|per|an?|each)\s*"
+                 r"(?:(?:gpus?|cards?|devices?|[a-z]{1,4}\d{2,4}[a-z]?s?)?[\s\-]*(?:/|per\s+)?[\s\-]*)?"
+                 r"(?:hr|hours?|h)\b(?:\s*(?:/|per)\s*(?:gpu|card|device)\b)?")
+_PRICE = re.compile(rf"\$\s*(?P<num>{NUM}){_PER_GPU_HOUR}"
+                    rf"|(?<![\w.])(?P<num2>{NUM})\s*(?:usd|dollars?|bucks|\$){_PER_GPU_HOUR}")
 _RANK = re.compile(r"\b(?:lora[\s\-_]?)?(?:rank|r|lora_r|lora_rank|lora-r)\s*(?:=|:|of)?\s*"
                    r"(?P<neg>-)?(?P<num>\d+)\b"
                    r"(?!\s*(?:b\b|gb|k\b|x|tokens|layers|heads))")
 _TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'][^\"'\n]{0,80}[\"'])")
+_UTILIZATION = re.compile(r"(?:--)?gpu[\s_\-]*mem(?:ory)?[\s_\-]*util(?:i[sz]ation)?"
+                          rf"\s*[\"']?\s*(?:=|:|of|at)?\s*(?P<num>{NUM})\s*(?P<pct>%)?")
 _ATTN_ONLY = re.compile(r"\b(?:attention[\s\-]only|only\s+(?:on\s+)?(?:the\s+)?attention|"
                         r"q[\s,/&+]*(?:and\s+)?v(?:[\s_]*proj)?\s+only"
                         r"|only\s+q[\s,/&+]*(?:and\s+)?v|on\s+q_proj\s+and\s+v_proj)\b")
@@ -126,6 +131,10 @@ def _serving(scan: Scan) -> None:
         value = decimal_count(m.group("num"), None)
         if value is not None and scan.free(m.start(), m.end()):
             scan.add("concurrent", value, m.start(), m.end())
+    for m in scan.finditer(_UTILIZATION):
+        share = percent(m.group("num"), bool(m.group("pct")))
+        if share is not None:
+            scan.add("memory_headroom", round(share, 6), m.start(), m.end())
     for m in scan.finditer(_MFU):
         num = m.group("num") or m.group("num2")
         share = percent(num, bool(m.group("pct") or m.group("pct2")))

@@ -33,6 +33,8 @@ _MEGATRON_MARKERS = re.compile(r"--(?:tensor-model-parallel-size|num-layers|micr
                                r"global-batch-size"
                                r"|use-distributed-optimizer|seq-length)\b")
 _SHARDERS = re.compile(r"\bdeepspeed\b|\bfsdp|\bzero_optimization\b|\bds_config\b|\bzero[\s\-_]*[0-3]\b")
+_DS_MARKERS = re.compile(r"[\"']?\b(?:zero_optimization|train_micro_batch_size_per_gpu|offload_optimizer"
+                         r"|offload_param|zero_allow_untested_optimizer)\b[\"']?\s*:")
 _TRUE = ("true", "1", "auto", "yes")
 
 
@@ -62,7 +64,9 @@ def find_training_args(scan: Scan) -> None:
         scan.add("gpu_count", world)
     elif per is not None:
         scan.add("gpu_count" if nodes is None else "gpus_per_node", per)
-    if _MEGATRON_MARKERS.search(view):
+    if _DS_MARKERS.search(view):
+        scan.add("framework", "deepspeed", note="DeepSpeed config keys: DeepSpeed accounting")
+    elif _MEGATRON_MARKERS.search(view):
         scan.add("framework", "megatron", note="Megatron-LM flags: fp32 main gradients")
     elif _HF_MARKERS.search(view) and not _SHARDERS.search(view):
         scan.add("framework", "hf", note="HF Trainer without DeepSpeed/FSDP: fp32 weights under autocast")

@@ -50,6 +50,7 @@ class Parsed:
     unknown: Unknown | None = None
     clarify: str | None = None
     how_many: bool = False  # "how many GPUs": the planner's fewest count
+    maximize: str | None = None  # "max context", "biggest batch": the field whose limit is asked
 
 
 @dataclass(frozen=True, slots=True)
