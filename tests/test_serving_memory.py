@@ -92,3 +92,15 @@ def test_unknown_formats_are_named(field: str, value: str) -> None:
     with pytest.raises(InvalidInput) as err:
         estimate(EstimateRequest(model="llama-3-8b", task="infer", **{field: value}))
     assert err.value.field == field
+
+
+def test_planned_serving_layout_reports_its_own_per_gpu_figures() -> None:
+    from service.answers import build_answer
+
+    body = build_answer(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
+                                        concurrent=64, gpu="h100-80gb")).body
+    lay, per = body["plan"], body["per_gpu_bytes"]
+    assert lay["tp"] * lay["pp"] == lay["gpus"] == body["min_gpus"]
+    weights = estimate(EstimateRequest(model="llama-3.1-70b", task="infer")).per_gpu_bytes["weights"]
+    assert per["weights"] == pytest.approx(weights / lay["gpus"], rel=0.01)
+    assert per["total"] <= 0.9 * 85e9  # within vLLM's 90% of an H100's usable memory

@@ -77,19 +77,19 @@ def training_estimate(resolved: Resolved) -> Estimate:
 def serving_estimate(resolved: Resolved, budget: ServingBudget | None = None) -> Estimate:
     job, arch = resolved.job, resolved.job.arch
     budget = budget or ServingBudget()
-    tp = job.parallel.tp
-    share = serving_share(job, tp, 1, budget)
+    tp, pp = job.parallel.tp, job.parallel.pp
+    share = serving_share(job, tp, pp, budget)
     weights, work, chunk = share.weights, share.workspace, share.chunk
     per_seq = share.kv_per_sequence  # KV heads split over TP (replicated past kv_heads)
     kv = share.kv_total(job.batch)
     fixed = budget.non_torch_bytes + budget.cuda_graph_bytes
     comps = [
-        Component("weights", weights, "P x bits_per_weight / 8 / tp",
+        Component("weights", weights, "P x bits_per_weight / 8 / (tp x pp)",
                   f"{round(parameter_count(arch) * job.param_scale):,} x "
-                  f"{QUANT_BITS[job.quantization]:g} bits ({job.quantization}) / 8 / {tp}",
+                  f"{QUANT_BITS[job.quantization]:g} bits ({job.quantization}) / 8 / {tp * pp}",
                   "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes"),
         Component("kv_cache", kv,
-                  "2 x layers x kv_heads x head_dim x context x sequences x bytes x kv share",
+                  "2 x layers x kv_heads x head_dim x context x sequences x bytes x kv share / pp",
                   f"{per_seq:,} B/sequence x {job.batch}",
                   "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)"),
         Component("activations", work, "forward workspace of one layer + fp32 sampling logits",

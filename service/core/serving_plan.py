@@ -138,10 +138,9 @@ def plan_serving(request: EstimateRequest, resolved: Resolved, gpu: Gpu) -> Plan
         plan.gpus, plan.fits = chosen.gpus, chosen.fits
         plan.serving = chosen.to_dict() | {"context": job.seq_len,
                                            "gpu_memory_utilization": budget.memory_fraction}
-        if chosen.pp == 1:
-            par = Parallelism(tp=chosen.tp)
-            plan.estimate = serving_estimate(Resolved(replace(job, parallel=par), resolved.model,
-                                                      []), budget)
+        par = Parallelism(tp=chosen.tp, pp=chosen.pp)
+        plan.estimate = serving_estimate(Resolved(replace(job, parallel=par), resolved.model, []),
+                                         budget)
         plan.why = _why(chosen, miss if plan.mode == "fewest" else None, job, gpu, budget)
         if not chosen.fits:
             plan.shortfall_bytes = chosen.kv_per_sequence_bytes * chosen.sequences \
