@@ -104,3 +104,12 @@ def test_planned_serving_layout_reports_its_own_per_gpu_figures() -> None:
     weights = estimate(EstimateRequest(model="llama-3.1-70b", task="infer")).per_gpu_bytes["weights"]
     assert per["weights"] == pytest.approx(weights / lay["gpus"], rel=0.01)
     assert per["total"] <= 0.9 * 85e9  # within vLLM's 90% of an H100's usable memory
+
+
+def test_a_stated_tensor_parallel_size_stays_fixed_in_the_serving_plan() -> None:
+    from service.core.plans import make_plan
+
+    plan = make_plan(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
+                                     concurrent=64, tp=4, gpu="h100-80gb"))
+    assert plan.fits and plan.serving["tp"] == 4
+    assert plan.gpus == 4 * plan.serving["pp"]

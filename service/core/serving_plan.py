@@ -83,13 +83,17 @@ def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
                       max_concurrent_sequences(kv_budget, share.kv_per_sequence), job.batch)
 
 
-def split(arch_job: Job, gpus: int, per_node: int) -> tuple[int, int] | None:
-    """(tp, pp) for a count: the largest valid TP inside a node, PP over the rest."""
+def split(arch_job: Job, gpus: int, per_node: int, tp: int | None = None) -> tuple[int, int] | None:
+    """(tp, pp) for a count: the stated TP, else the largest valid TP inside a node; PP over the
+    rest."""
     arch = arch_job.arch
-    for tp in sorted((d for d in divisors(gpus) if d <= per_node), reverse=True):
-        pp = gpus // tp
-        if serving_tp_ok(arch, tp) and pp <= arch.layers:
-            return tp, pp
+    options = [tp] if tp else sorted((d for d in divisors(gpus) if d <= per_node), reverse=True)
+    for size in options:
+        if gpus % size:
+            continue
+        pp = gpus // size
+        if serving_tp_ok(arch, size) and pp <= arch.layers:
+            return size, pp
     return None
 
 
@@ -102,12 +106,12 @@ def counts(per_node: int) -> list[int]:
     return out
 
 
-def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget
-                   ) -> tuple[ServingFit | None, ServingFit | None]:
-    """(first layout that fits, the one just below it)."""
+def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
+                   tp: int | None = None) -> tuple[ServingFit | None, ServingFit | None]:
+    """(first layout that fits, the one just below it); a stated ``tp`` stays fixed."""
     miss: ServingFit | None = None
     for count in counts(per_node):
-        shape = split(job, count, per_node)
+        shape = split(job, count, per_node, tp)
         if shape is None:
             continue
         fit = evaluate(job, gpu, shape[0], shape[1], per_node, budget)
@@ -126,7 +130,7 @@ def plan_serving(request: EstimateRequest, resolved: Resolved, gpu: Gpu) -> Plan
                 budget_bytes=round(gpu.memory_bytes_usable * budget.memory_fraction),
                 headroom=budget.memory_fraction, fits=False,
                 mode="given" if request.gpu_count or request.nodes else "fewest")
-    best, miss = fewest_serving(job, gpu, per_node, budget)
+    best, miss = fewest_serving(job, gpu, per_node, budget, request.tp)
     plan.min_gpus = best.gpus if best else None
     chosen: ServingFit | None = best
     if plan.mode == "given":
