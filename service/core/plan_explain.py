@@ -26,8 +26,9 @@ def verdict(plan: Plan, gpu: Gpu, per_node: int) -> str:
     if plan.fits and plan.layout is not None and plan.gpus is not None:
         return f"Fits on {gpus_phrase(plan.gpus, gpu.name, per_node)} with {plan.layout.describe()}"
     if plan.mode == "given" and plan.gpus is not None:
-        short = f": {gb(plan.shortfall_bytes)} per GPU over the budget at the leanest layout" \
-            if plan.shortfall_bytes is not None else ": no valid layout"
+        short = (f": needs {gb(plan.budget_bytes + plan.shortfall_bytes)} per GPU at the leanest "
+                 f"layout, the budget is {gb(plan.budget_bytes)} ({gb(plan.shortfall_bytes)} short)"
+                 if plan.shortfall_bytes is not None else ": no valid layout")
         fix = f"; cheapest fix: {plan.fix.change}" if plan.fix is not None else ""
         return f"Does not fit on {gpus_phrase(plan.gpus, gpu.name, per_node)}{short}{fix}"
     return f"Does not fit on any number of {gpu.name} GPUs"
