@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -65,18 +66,22 @@ def hung_server() -> Iterator[int]:
 
 
 class OwnRedis:
-    """A redis-server on a free port, no persistence; ``kill()`` ends it mid-test."""
+    """A redis-server on a free port; ``kill()`` ends it mid-test (SIGKILL: a crash, not a
+    clean shutdown). With ``directory`` it keeps an append-only file there, so a new server on
+    the same directory finds the data again; without, it keeps nothing."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, directory: Path | None = None) -> None:
         self.port = port or free_port()
         binary = shutil.which("redis-server")
         assert binary, "redis-server is not installed"
+        persistence = (["--appendonly", "yes", "--appendfsync", "everysec", "--dir",
+                        str(directory)] if directory is not None else ["--appendonly", "no"])
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             *persistence], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while not redis_answers(port=self.port):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or self.process.poll() is not None:
                 self.kill()
                 raise RuntimeError("redis-server did not start")
             time.sleep(0.02)

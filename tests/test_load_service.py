@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from api_support import OwnRedis
 
 from bench.service_throughput import (
     LoadResult,
     Request,
-    free_port,
     run_load,
     uvicorn_server,
 )
@@ -38,42 +36,6 @@ C = 16
 MAX_S = 60.0  # a bound per run, never an assertion
 SMALL = {"layers": 16, "hidden": 2048, "heads": 16, "kv_heads": 8, "ffn": 8192, "vocab": 32000}
 BUILTIN = ("llama-3-8b", "qwen2.5-7b", "mistral-7b", "llama-3.1-70b")
-
-
-class AofRedis:
-    """redis-server on a loopback port with the append-only file in ``directory``."""
-
-    def __init__(self, directory: Path, port: int | None = None) -> None:
-        self.directory = directory
-        self.port = port or free_port()
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "yes", "--appendfsync", "everysec", "--dir", str(directory)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while not self.answers():
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.kill()
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.02)
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    def kill(self) -> None:
-        """SIGKILL: a crash, not a clean shutdown."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
 
 
 @pytest.fixture
@@ -116,7 +78,7 @@ def _builtin(i: int) -> Request:
                                      "micro_batch": 1 + i % 3})
 
 
-def _settings(redis: AofRedis) -> dict[str, str]:
+def _settings(redis: OwnRedis) -> dict[str, str]:
     return {"FITCHECK_REDIS_URL": redis.url, "FITCHECK_REDIS_PREFIX": "fitcheck-load:",
             "FITCHECK_BREAKER_COOLDOWN_S": "0.5", "FITCHECK_REDIS_TIMEOUT_S": "0.2"}
 
@@ -141,7 +103,7 @@ def _redis_errors(port: int) -> float:
 
 def test_load_then_redis_dies_then_comes_back(redis_dir: Path) -> None:
     report: list[str] = [f"load and faults: N={N}, C={C}, {MODELS} registered models"]
-    redis = AofRedis(redis_dir)
+    redis = OwnRedis(directory=redis_dir)
     try:
         with uvicorn_server(_settings(redis)) as port:
             registered = run_load(port, _register, MODELS, 4)
@@ -175,7 +137,7 @@ def test_load_then_redis_dies_then_comes_back(redis_dir: Path) -> None:
             assert seen.server_errors == 0 and seen.statuses == {200: 50}
 
             # 3. Redis back on the same append-only file: every registered model is there
-            redis = AofRedis(redis_dir, port=redis.port)
+            redis = OwnRedis(port=redis.port, directory=redis_dir)
             time.sleep(0.6)  # the circuit breaker's cool-down
             assert _readiness(port)["redis"] == "up"
             assert wanted <= _listed(port)
