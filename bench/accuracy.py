@@ -23,13 +23,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.core.activations import activation_breakdown, kept_activation_bytes  # noqa: E402
-from service.core.hf_config import architecture_from_hf_config  # noqa: E402
-from service.core.lora import lora_params  # noqa: E402
-from service.core.model_state import adafactor_state_bytes  # noqa: E402
-from service.core.precision import optimizer_state_bytes_per_param  # noqa: E402
-from service.core.request import EstimateRequest  # noqa: E402
-from service.core.resolve import resolve  # noqa: E402
+from service.core.job.request import EstimateRequest  # noqa: E402
+from service.core.job.resolve import resolve  # noqa: E402
+from service.core.memory.activations import activation_breakdown, kept_activation_bytes  # noqa: E402
+from service.core.memory.lora import lora_params  # noqa: E402
+from service.core.memory.model_state import adafactor_state_bytes  # noqa: E402
+from service.core.memory.precision import optimizer_state_bytes_per_param  # noqa: E402
+from service.core.model.hf_config import architecture_from_hf_config  # noqa: E402
 
 RESULTS = ROOT / "bench" / "measure" / "results"
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import timeit
 
-from service.core.estimate import estimate, training_estimate
-from service.core.request import EstimateRequest
-from service.core.resolve import resolve
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.memory.estimate_job import estimate, training_estimate
 
 CASES = {
     "train llama-3-8b zero-3 x8": EstimateRequest(model="llama-3-8b", seq_len=4096, zero_stage=3,

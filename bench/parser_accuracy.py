@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parser_corpus import check, load
 
-from service.parser import ask, parse
+from service.asking.ask_flow import ask
+from service.parser import parse
 
 ADVERSARIAL = ("1" * 10_000, "a" * 10_000, "llama 3 8b " * 909, "8x h100 " * 1250,
                "4 nodes of 8xH100 " * 555, "48 layers, d_model 6144, " * 400, "<@U1> " * 1666,

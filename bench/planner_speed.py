@@ -10,8 +10,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from service.core.plans import make_plan
-from service.core.request import EstimateRequest
+from service.core.job.request import EstimateRequest
+from service.core.planning.entry import make_plan
 
 GOAL_MS = 100.0
 LLAMA_70B = dict(model="llama-3.1-70b", seq_len=8192, global_batch=512)

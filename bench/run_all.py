@@ -29,8 +29,8 @@ from bench.estimate_speed import CASES as ESTIMATE_CASES  # noqa: E402
 from bench.estimate_speed import per_call_us  # noqa: E402
 from bench.planner_speed import CASES as PLANNER_CASES  # noqa: E402
 from bench.planner_speed import timings_ms  # noqa: E402
-from service.core.estimate import estimate  # noqa: E402
-from service.core.plans import make_plan  # noqa: E402
+from service.core.memory.estimate_job import estimate  # noqa: E402
+from service.core.planning.entry import make_plan  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "parser_corpus.jsonl"
 

@@ -16,13 +16,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from service.core.estimate import estimate
-from service.core.plan_report import plan_to_dict
-from service.core.plan_result import Plan
-from service.core.plans import make_plan
-from service.core.report import compute_to_dict, estimate_to_dict
-from service.core.request import EstimateRequest
-from service.core.result import Estimate
+from service.core.job.request import EstimateRequest
+from service.core.memory.breakdown import Estimate
+from service.core.memory.estimate_job import estimate
+from service.core.planning.entry import make_plan
+from service.core.planning.plan_types import Plan
+from service.core.report.estimate_report import compute_to_dict, estimate_to_dict
+from service.core.report.plan_report import plan_to_dict
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,17 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
-from service.api import estimate, gpus, models, ops, problems
+from service.api import (
+    ask_routes,
+    estimate_routes,
+    gpu_routes,
+    model_routes,
+    ops_routes,
+    problems,
+)
 from service.limits import BodyLimitMiddleware
 from service.observability import Metrics, ObservabilityMiddleware, log, setup_logging
-from service.schemas.estimate import EstimateOut
+from service.schemas.estimate_schemas import EstimateOut
 from service.schemas.problem import Problem
 from service.services import Services
 from service.settings import Settings
@@ -51,20 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     app.state.services = None
     problems.install(app)
-    for module in (estimate, models, gpus, ops, pages):
+    for module in (estimate_routes, model_routes, gpu_routes, ops_routes, ask_routes, pages):
         app.include_router(module.router)
-    _add_ask(app)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ObservabilityMiddleware, metrics=metrics)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
-
-
-def _add_ask(app: FastAPI) -> None:
-    """``POST /v1/ask``; its module imports the chat parser only when a question comes in."""
-    from service.api import ask
-
-    app.include_router(ask.router)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from typing import Any
 
 from service.answers import build_answer
 from service.core.errors import InvalidInput, UnknownName
-from service.core.plan_report import plan_to_dict, plan_to_text
-from service.core.plans import make_plan
-from service.core.report import estimate_to_text
-from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
+from service.core.job.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
+from service.core.planning.entry import make_plan
+from service.core.report.estimate_report import estimate_to_text
+from service.core.report.plan_report import plan_to_dict, plan_to_text
 
 BOOL_FIELDS = ("flash_attn", "sequence_parallel")
 HELP = {
@@ -135,7 +135,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    from service.parser import ask  # local: the parser is only needed here
+    from service.asking.ask_flow import ask  # local: the parser is only needed here
 
     previous = json.loads(args.previous) if args.previous else None
     result = ask(args.question, previous if isinstance(previous, dict) else None)

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.answers import build_answer
-from service.core.models import BARE_SIZE
-from service.core.presets import lookup_preset
-from service.core.request import EstimateRequest
+from service.core.job.request import EstimateRequest
+from service.core.model.lookup import BARE_SIZE
+from service.core.model.presets import lookup_preset
 from service.fingerprint import engine_fingerprint
 from service.observability import Metrics
 from service.permalink import link, normalise, query_string

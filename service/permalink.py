@@ -19,9 +19,9 @@ from typing import Any
 from urllib.parse import quote
 
 from service.core.errors import InvalidInput, UnknownName
-from service.core.gpus import find_gpu
-from service.core.presets import lookup_preset
-from service.core.request import EstimateRequest
+from service.core.hardware.gpus import find_gpu
+from service.core.job.request import EstimateRequest
+from service.core.model.presets import lookup_preset
 
 PATH = "/v1/estimate"
 MAX_ARCH_JSON = 1 << 20

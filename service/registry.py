@@ -9,12 +9,12 @@ import time
 from functools import cache
 from typing import Any
 
-from service.core.architecture import Architecture
 from service.core.errors import InvalidInput, UnknownName
-from service.core.hf_config import looks_like_hf_config
-from service.core.models import BARE_SIZE, resolve_model
-from service.core.params import active_parameter_count, parameter_count
-from service.core.presets import ModelPreset, all_presets, lookup_preset, name_key, suggestions
+from service.core.model.architecture import Architecture
+from service.core.model.hf_config import looks_like_hf_config
+from service.core.model.lookup import BARE_SIZE, resolve_model
+from service.core.model.params import active_parameter_count, parameter_count
+from service.core.model.presets import ModelPreset, all_presets, lookup_preset, name_key, suggestions
 from service.store.base import Store, StoreUnavailable
 
 

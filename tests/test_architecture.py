@@ -6,9 +6,14 @@ from typing import Any
 
 import pytest
 
-from service.core.architecture import MLA, Architecture, MoE
 from service.core.errors import InvalidInput
-from service.core.params import active_parameter_count, parameter_breakdown, parameter_count
+from service.core.model.architecture import MLA, Architecture, MoE
+from service.core.model.params import (
+    active_parameter_count,
+    check_total_size,
+    parameter_breakdown,
+    parameter_count,
+)
 
 LLAMA3_8B: dict[str, Any] = dict(layers=32, hidden=4096, heads=32, kv_heads=8, ffn=14336,
                                  vocab=128256)
@@ -71,13 +76,20 @@ def test_mla_attention_count() -> None:
         ({"mlp": "swish"}, "arch.mlp"),
         ({"norm": "batchnorm"}, "arch.norm"),
         ({"dropout": 1.5}, "arch.dropout"),
-        ({"layers": 1000, "hidden": 1_000_000, "heads": 1000, "ffn": 1_000_000}, "arch"),
     ],
 )
 def test_invalid_shapes_name_the_field(changes: dict[str, object], field: str) -> None:
     with pytest.raises(InvalidInput) as err:
         llama(**changes)
     assert err.value.field == field
+    assert err.value.accepted
+
+
+def test_shapes_past_100_trillion_parameters_are_rejected() -> None:
+    huge = llama(layers=1000, hidden=1_000_000, heads=1000, ffn=1_000_000)
+    with pytest.raises(InvalidInput) as err:
+        check_total_size(huge)
+    assert err.value.field == "arch"
     assert err.value.accepted
 
 

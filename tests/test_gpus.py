@@ -9,7 +9,7 @@ from importlib.resources import files
 import pytest
 
 from service.core.errors import InvalidInput, UnknownName
-from service.core.gpus import (
+from service.core.hardware.gpus import (
     Gpu,
     all_gpus,
     find_gpu,

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from service.core.architecture import Architecture
 from service.core.errors import InvalidInput
-from service.core.hf_config import (
+from service.core.model.architecture import Architecture
+from service.core.model.hf_config import (
     SUPPORTED_MODEL_TYPES,
     architecture_from_hf_config,
     looks_like_hf_config,
 )
-from service.core.params import active_parameter_count, parameter_count
+from service.core.model.params import active_parameter_count, parameter_count
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf_configs"
 

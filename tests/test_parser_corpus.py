@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from parser_corpus import check, load
 
-from service.parser import ask
+from service.asking.ask_flow import ask
 from service.parser.types import INTENTS
 
 CASES = load()

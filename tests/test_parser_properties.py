@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.parser import ask, parse
+from service.asking.ask_flow import ask
+from service.parser import parse
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.normalize import MAX_CHARS
 from service.parser.types import INTENTS

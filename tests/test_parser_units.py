@@ -6,11 +6,13 @@ import json
 
 import pytest
 
+from service.asking.answer_types import AskAnswer
+from service.asking.ask_flow import ask
 from service.cli import main
-from service.parser import AskAnswer, ask, parse
+from service.parser import parse
 from service.parser.normalize import clean
 from service.parser.numbers import context_length
-from service.parser.reply import safe
+from service.render.slack_reply import safe
 
 
 @pytest.mark.parametrize(("num", "unit", "tokens"), [

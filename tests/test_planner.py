@@ -10,12 +10,12 @@ from test_seeds import S3_ARCH
 
 from service.answers import build_answer
 from service.cli import main
-from service.core.gpus import all_gpus, find_gpu
-from service.core.layouts import violations
-from service.core.plan_result import Plan
-from service.core.plans import make_plan
-from service.core.request import EstimateRequest
-from service.core.resolve import resolve
+from service.core.hardware.gpus import all_gpus, find_gpu
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.planning.entry import make_plan
+from service.core.planning.layouts import violations
+from service.core.planning.plan_types import Plan
 
 GB = 1e9
 DONE_MEANS = EstimateRequest(model="7B", seq_len=4096, zero_stage=3, gpu="a100-40gb")
@@ -52,7 +52,7 @@ def test_done_means_7b_seq_4096_zero3_on_a100_40gb() -> None:
 
 def test_the_plan_breakdown_is_the_engines_estimate_of_that_layout() -> None:
     plan = make_plan(DONE_MEANS)
-    from service.core.estimate import estimate
+    from service.core.memory.estimate_job import estimate
 
     same = estimate(replace(DONE_MEANS, gpu_count=4, recompute="full"))
     assert plan.estimate is not None
@@ -120,7 +120,7 @@ def test_s3_real_plan_is_physically_valid() -> None:
         assert lay.dp * lay.micro_batch * lay.grad_accum == 128
         assert lay.dp <= 128 // lay.micro_batch
     text_plan = make_plan(replace(S3, method="seed_even_split"))
-    from service.core.plan_report import plan_to_text
+    from service.core.report.plan_report import plan_to_text
 
     text = plan_to_text(text_plan)
     assert "924" in text and "cannot run as stated" in text
@@ -288,8 +288,8 @@ def test_serving_fits_on_quantized() -> None:
 def test_cached_totals_are_the_engines_totals() -> None:
     """The search caches parts of the estimate by what they depend on; every cached total must
     equal the engine's own estimate of that layout (pipelines with m < pp and m >= pp too)."""
-    from service.core.layouts import knob_layouts, structures
-    from service.core.train_plan import make_searcher
+    from service.core.planning.layouts import knob_layouts, structures
+    from service.core.planning.search_setup import make_searcher
 
     request = EstimateRequest(model="llama-3-8b", seq_len=4096, global_batch=4,
                               gpu="a100-40gb")

@@ -7,12 +7,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.core.errors import InvalidInput
-from service.core.gpus import all_gpus, find_gpu
-from service.core.layouts import violations
-from service.core.plans import make_plan
-from service.core.presets import all_presets
-from service.core.request import EstimateRequest
-from service.core.resolve import resolve
+from service.core.hardware.gpus import all_gpus, find_gpu
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.model.presets import all_presets
+from service.core.planning.entry import make_plan
+from service.core.planning.layouts import violations
 
 PRESETS = sorted(p.id for p in all_presets())
 GPUS = sorted(g.id for g in all_gpus())

@@ -9,21 +9,21 @@ from typing import Any
 
 import pytest
 
-from service.core.architecture import Architecture
-from service.core.bare_sizes import (
+from service.core.errors import InvalidInput, UnknownName
+from service.core.model.architecture import Architecture
+from service.core.model.bare_sizes import (
     MAX_SIZE,
     MIN_SIZE,
     format_count,
     generated_architecture,
     parse_size,
+    resolve_bare_size,
     size_table,
 )
-from service.core.errors import InvalidInput, UnknownName
-from service.core.params import active_parameter_count, parameter_count
-from service.core.presets import (
+from service.core.model.params import active_parameter_count, parameter_count
+from service.core.model.presets import (
     ModelPreset,
     all_presets,
-    bare_size,
     find_preset,
     name_key,
 )
@@ -246,7 +246,7 @@ TABLE = size_table()
 
 @pytest.mark.parametrize("entry", TABLE, ids=[e.size for e in TABLE])
 def test_listed_sizes_map_to_their_standard_shape(entry: Any) -> None:
-    arch, description = bare_size(entry.size)
+    arch, description = resolve_bare_size(entry.size)
     assert arch == entry.arch
     assert description.startswith(f"{entry.size} → {entry.basis} shape")
     assert f"{arch.layers} layers" in description and f"hidden {arch.hidden}" in description
@@ -260,7 +260,7 @@ def test_listed_sizes_map_to_their_standard_shape(entry: Any) -> None:
      ("175B", "gpt-3-175b"), ("405B", "llama-3.1-405b")],
 )  # fmt: skip
 def test_common_sizes_map_to_the_stated_presets(size: str, preset_id: str) -> None:
-    assert bare_size(size)[0] == BY_ID[preset_id].arch
+    assert resolve_bare_size(size)[0] == BY_ID[preset_id].arch
 
 
 @pytest.mark.parametrize(
@@ -269,7 +269,7 @@ def test_common_sizes_map_to_the_stated_presets(size: str, preset_id: str) -> No
      ("2.7B", 32, 2560), ("6.7B", 32, 4096)],
 )  # fmt: skip
 def test_gpt3_paper_sizes(size: str, layers: int, hidden: int) -> None:
-    arch, description = bare_size(size)
+    arch, description = resolve_bare_size(size)
     assert (arch.layers, arch.hidden, arch.vocab, arch.max_positions) == (layers, hidden, 50257, 2048)
     assert "GPT-3" in description
 
@@ -277,7 +277,7 @@ def test_gpt3_paper_sizes(size: str, layers: int, hidden: int) -> None:
 @pytest.mark.parametrize("value", ["7B", "7b", "7 B", "7.0B", "7e9", 7e9, 7_000_000_000, "7 billion", "7", 7])
 def test_size_spellings(value: str | float) -> None:
     assert parse_size(value) == pytest.approx(7e9)
-    assert bare_size(value)[0] == BY_ID["llama-2-7b"].arch
+    assert resolve_bare_size(value)[0] == BY_ID["llama-2-7b"].arch
 
 
 def test_size_units() -> None:
@@ -290,7 +290,7 @@ def test_size_units() -> None:
 @pytest.mark.parametrize("value", ["", "seven B", "7X", "-7B", "0", "1e400", True, None, "1K", "50T"])
 def test_bad_sizes_raise_invalid_input(value: Any) -> None:
     with pytest.raises(InvalidInput):
-        bare_size(value)
+        resolve_bare_size(value)
 
 
 GENERATED = [MIN_SIZE * (MAX_SIZE / MIN_SIZE) ** (i / 60) for i in range(61)]
@@ -313,7 +313,7 @@ def test_other_sizes_get_a_llama_shape_within_2_percent(count: float) -> None:
 
 @pytest.mark.parametrize("text", ["30B", "1B", "34b", "500M", "2.5T"])
 def test_generated_sizes_say_what_was_assumed(text: str) -> None:
-    arch, description = bare_size(text)
+    arch, description = resolve_bare_size(text)
     assert description.startswith(f"{text.upper()} → no standard model of this size")
     assert f"{arch.layers} layers" in description and "SwiGLU" in description
     assert math.isclose(parameter_count(arch), parse_size(text), rel_tol=0.02)

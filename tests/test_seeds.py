@@ -6,16 +6,16 @@ from dataclasses import replace
 
 import pytest
 
-from service.core.architecture import Architecture
-from service.core.compute import training_time
-from service.core.estimate import estimate
-from service.core.gpus import find_gpu
-from service.core.params import parameter_count
-from service.core.presets import find_preset
-from service.core.request import EstimateRequest
-from service.core.resolve import resolve
-from service.core.seed_method import even_split_gpu_count
-from service.core.serving import kv_cache_bytes, serving_weight_bytes
+from service.core.compute.training_time import training_time
+from service.core.hardware.gpus import find_gpu
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.memory.estimate_job import estimate
+from service.core.memory.serving import kv_cache_bytes, serving_weight_bytes
+from service.core.model.architecture import Architecture
+from service.core.model.params import parameter_count
+from service.core.model.presets import find_preset
+from service.core.planning.seed_method import even_split_gpu_count
 
 GB = 1e9
 
@@ -106,7 +106,7 @@ def _s3_job(**changes: object) -> EstimateRequest:
 
 
 def test_s3_activation_figures() -> None:
-    from service.core.activations import activation_breakdown, seed_s3_block_bytes
+    from service.core.memory.activations import activation_breakdown, seed_s3_block_bytes
 
     job = resolve(_s3_job()).job
     assert seed_s3_block_bytes(job) / GB == pytest.approx(343.6, abs=0.05)

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from service.core.errors import InvalidInput
-from service.core.estimate import estimate
-from service.core.params import parameter_count
-from service.core.presets import find_preset
-from service.core.request import EstimateRequest
-from service.core.serving import kv_bytes_per_token, kv_cache_bytes, serving_weight_bytes
+from service.core.job.request import EstimateRequest
+from service.core.memory.estimate_job import estimate
+from service.core.memory.serving import kv_bytes_per_token, kv_cache_bytes, serving_weight_bytes
+from service.core.model.params import parameter_count
+from service.core.model.presets import find_preset
 
 GB = 1e9
 
@@ -107,7 +107,7 @@ def test_planned_serving_layout_reports_its_own_per_gpu_figures() -> None:
 
 
 def test_a_stated_tensor_parallel_size_stays_fixed_in_the_serving_plan() -> None:
-    from service.core.plans import make_plan
+    from service.core.planning.entry import make_plan
 
     plan = make_plan(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
                                      concurrent=64, tp=4, gpu="h100-80gb"))

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from service.core.errors import InvalidInput, UnknownName
-from service.core.estimate import estimate
-from service.core.lora import lora_params
-from service.core.presets import find_preset
-from service.core.request import EstimateRequest
+from service.core.job.request import EstimateRequest
+from service.core.memory.estimate_job import estimate
+from service.core.memory.lora import lora_params
+from service.core.model.presets import find_preset
 
 BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)
 P = 8_030_261_248

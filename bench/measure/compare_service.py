@@ -2,8 +2,8 @@
 
 For every (arch, point, attention) pair of non-checkpointed records with 1 and 2 layers, the
 measured per-layer bytes per token are (m(L=2) - m(L=1)) / tokens; fitcheck's are the sum of
-``service.core.saved_tensors.layer_saved`` items for the Architecture that
-``service.core.hf_config.architecture_from_hf_config`` reads from the same config.
+``service.core.memory.saved_layer.layer_saved`` items for the Architecture that
+``service.core.model.hf_config.architecture_from_hf_config`` reads from the same config.
 
 Run from the repository root:
 ``python bench/measure/compare_service.py bench/measure/results/cpu_activations.json``.
@@ -22,8 +22,9 @@ import transformers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from service.core.hf_config import architecture_from_hf_config
-from service.core.saved_tensors import LayerSetup, layer_saved
+from service.core.memory.saved_layer import layer_saved
+from service.core.memory.saved_tensors import LayerSetup
+from service.core.model.hf_config import architecture_from_hf_config
 
 
 def full_config(rec: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,12 @@
-"""The chat-question parser: free text (Slack messages, pasted training arguments) to request
-fields, an intent, the engine's answer and the reply the bot posts. Pure: no I/O, no network.
+"""The chat-question parser: free text (Slack messages, pasted launch commands and configs) to
+request fields, an intent and what was read how. Pure: no I/O, no network, no answers.
 
-``ask(text, previous)`` never raises; ``parse(text, previous)`` exposes what was understood.
+``parse(text, previous)`` never raises; ``service.asking`` answers what it understood.
 """
 
 from __future__ import annotations
 
-from service.parser.ask import ask
 from service.parser.parse import parse
-from service.parser.types import AskAnswer, Parsed
+from service.parser.types import Parsed
 
-__all__ = ["AskAnswer", "Parsed", "ask", "parse"]
+__all__ = ["Parsed", "parse"]

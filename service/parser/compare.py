@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from service.core.gpus import find_gpu
+from service.core.hardware.gpus import find_gpu
 from service.parser.types import Finding, Variant
 
 COMPARABLE = ("model", "gpu", "zero_stage", "finetune_method", "framework", "quantization",

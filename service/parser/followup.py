@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from service.core.request import EstimateRequest
+from service.core.job.request import EstimateRequest
 
 REQUEST_FIELDS = frozenset(f.name for f in fields(EstimateRequest))
 MODEL_GROUP = ("model", "params_b", "arch")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from service.core.errors import UnknownName
-from service.core.gpus import find_gpu, suggest_gpus
+from service.core.hardware.gpus import find_gpu, suggest_gpus
 from service.parser.normalize import safe_echo
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan

@@ -6,15 +6,15 @@ import re
 from typing import Any
 
 from service.parser import rules
-from service.parser.architecture import find_architecture
 from service.parser.badinput import SQL, looks_like_sql, problem
 from service.parser.compare import expand, variants
+from service.parser.custom_shape import find_architecture
 from service.parser.followup import REQUEST_FIELDS, merge, sanitize
 from service.parser.hardware import find_hardware
 from service.parser.intent import Cues, cues
 from service.parser.knobs import find_knobs
 from service.parser.maximum import asked
-from service.parser.models import find_models
+from service.parser.model_names import find_models
 from service.parser.normalize import clean
 from service.parser.scan import Scan
 from service.parser.sizes import find_sizes

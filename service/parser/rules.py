@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.core.errors import InvalidInput
-from service.core.request import EstimateRequest
+from service.core.job.request import EstimateRequest
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
 from service.parser.types import Unknown, Variant

@@ -1,4 +1,4 @@
-"""The parser's plain data: what one scan of the text found, and what ``ask`` returns."""
+"""The parser's plain data: what one scan of the text found, and what it understood."""
 
 from __future__ import annotations
 
@@ -51,19 +51,3 @@ class Parsed:
     clarify: str | None = None
     how_many: bool = False  # "how many GPUs": the planner's fewest count
     maximize: str | None = None  # "max context", "biggest batch": the field whose limit is asked
-
-
-@dataclass(frozen=True, slots=True)
-class AskAnswer:
-    """What ``ask`` returns; ``parsed`` uses the request field names of ``POST /v1/estimate``."""
-
-    intent: str
-    parsed: dict[str, Any]
-    answer: dict[str, Any] | None
-    reply: str
-    clarify: str | None = None
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"intent": self.intent, "parsed": self.parsed, "answer": self.answer,
-                "reply": self.reply, "clarify": self.clarify}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from service.core.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
+from service.core.job.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
 from service.schemas.fields import CHOICES
 
 REQUEST_FIELDS = frozenset(f.name for f in fields(EstimateRequest))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.core.job import (
+from service.core.job.spec import (
     ACTIVATION_MODELS,
     LORA_TARGETS,
     OFFLOADS,
@@ -15,9 +15,9 @@ from service.core.job import (
     RECOMPUTE,
     TASKS,
 )
-from service.core.precision import FRAMEWORKS, OPTIMIZERS, PRECISIONS
-from service.core.serving import KV_DTYPE_BYTES, QUANT_BITS
-from service.core.train_plan import METHODS
+from service.core.memory.precision import FRAMEWORKS, OPTIMIZERS, PRECISIONS
+from service.core.memory.serving import KV_DTYPE_BYTES, QUANT_BITS
+from service.core.planning.train_plan import METHODS
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "task": TASKS,

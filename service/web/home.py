@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import cache
 from html import escape
 
-from service.core.gpus import all_gpus
-from service.core.presets import all_presets
+from service.core.hardware.gpus import all_gpus
+from service.core.model.presets import all_presets
 from service.schemas.fields import CHOICES
 from service.web.layout import page
 

@@ -1,0 +1,104 @@
+"""``POST /v1/estimate`` (JSON) and its permalink ``GET /v1/estimate?...`` (HTML or JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from service.api.deps import ServicesDep, base_url, wants_html
+from service.core.job.request import EstimateRequest
+from service.permalink import decode_arch
+from service.schemas.estimate_schemas import EstimateIn, EstimateOut, EstimateQuery
+from service.schemas.problem import PROBLEM_RESPONSES
+
+router = APIRouter(prefix="/v1", tags=["estimate"])
+
+ANSWER = {"model": EstimateOut, "description": "The estimate, with the planner's answer when a "
+          "GPU type is given. In `link`: its permalink."}
+
+
+@router.post("/estimate", summary="Estimate per-GPU memory and GPU count",
+             responses={200: ANSWER, **PROBLEM_RESPONSES}, response_model=None)
+async def post_estimate(body: EstimateIn, request: Request, svc: ServicesDep) -> Response:  # type: ignore[valid-type]
+    """Memory per GPU by component (integer bytes), whether it fits, the fewest GPUs and the
+    layout that gets there, compute time and cost when `tokens` is given, every assumption and
+    formula, and a permalink (`link`). Every field is optional; unstated ones are assumed and
+    listed in `assumptions`."""
+    stated = body.model_dump(exclude_none=True)  # type: ignore[attr-defined]
+    answer = await svc.estimates.answer_json(stated, base_url(request, svc))
+    return Response(answer, media_type="application/json")
+
+
+def _query_parameters() -> list[dict[str, Any]]:
+    schema = EstimateQuery.model_json_schema()
+    params = []
+    for name, prop in schema["properties"].items():
+        inner = dict(prop)
+        for key in ("default", "title"):
+            inner.pop(key, None)
+        description = inner.pop("description", "")
+        examples = inner.pop("examples", [])
+        variants = [v for v in inner.pop("anyOf", [inner]) if v.get("type") != "null"]
+        param_schema = variants[0] if variants else {"type": "string"}
+        params.append({"name": name, "in": "query", "required": False,
+                       "description": description, "schema": param_schema,
+                       **({"example": examples[0]} if examples else {})})
+    return params
+
+
+@router.get("/estimate", summary="Permalink: an estimate as an HTML report or JSON",
+            response_class=HTMLResponse,
+            responses={200: {**ANSWER, "content": {"text/html": {}, "application/json": {
+                "schema": {"$ref": "#/components/schemas/EstimateOut"}}}},
+                303: {"description": "A browser asked with a non-canonical query (aliases, "
+                      "empty form fields): redirect to the permalink"},
+                **PROBLEM_RESPONSES},
+            openapi_extra={"parameters": _query_parameters()})
+async def get_estimate(request: Request, svc: ServicesDep) -> Response:
+    """The request's fields as query parameters (what an answer's `link` holds). A browser
+    (`Accept: text/html`) gets the report page: the verdict, a per-GPU memory chart against the
+    GPU's capacity, the components with formulas and sources, the assumptions, the fits-on table
+    across the catalog, time and cost. `Accept: application/json` gets the JSON answer."""
+    stated = _parse_query(request)
+    html = wants_html(request.headers.get("accept"))
+    answer = await svc.estimates.answer(stated, base_url(request, svc), fits_on=html)
+    headers = {"Vary": "Accept"}
+    if not html:
+        return JSONResponse(answer, headers=headers)
+    canonical = urlsplit(answer["link"])
+    if (canonical.path, canonical.query) != (request.url.path, request.url.query):
+        # a form's URL (empty fields, aliases) -> the permalink, so the address bar is it
+        return RedirectResponse(f"{canonical.path}?{canonical.query}", 303, headers=headers)
+    from service.web.report import render_report
+
+    return HTMLResponse(render_report(answer), headers=headers)
+
+
+def _parse_query(request: Request) -> EstimateRequest:
+    raw: dict[str, str] = {}
+    repeated = []
+    for name, value in request.query_params.multi_items():
+        if value == "":
+            continue  # an empty form field means "not stated"
+        if name in raw:
+            repeated.append(name)
+        raw[name] = value
+    errors: list[dict[str, Any]] = [
+        {"type": "repeated", "loc": ("query", name), "msg": "is given more than once",
+         "input": None} for name in repeated]
+    try:
+        parsed = EstimateQuery.model_validate(raw)
+    except ValidationError as exc:
+        errors += [{**e, "loc": ("query", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from exc
+    if errors:
+        raise RequestValidationError(errors)
+    stated = parsed.model_dump(exclude_none=True)
+    if "arch" in stated:
+        stated["arch"] = decode_arch(stated["arch"])
+    return EstimateRequest(**stated)

@@ -1,0 +1,95 @@
+"""A fully resolved job: every knob has a concrete value (defaults filled in by ``request.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from service.core.hardware.gpus import Gpu
+from service.core.model.architecture import Architecture
+
+Task = Literal["train", "finetune", "infer"]
+Recompute = Literal["none", "selective", "full"]
+Offload = Literal["none", "optimizer", "optimizer_and_params"]
+FinetuneMethod = Literal["full", "lora", "qlora"]
+
+TASKS: tuple[str, ...] = ("train", "finetune", "infer")
+RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
+OFFLOADS: tuple[str, ...] = ("none", "optimizer", "optimizer_and_params")
+PIPELINE_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
+ACTIVATION_MODELS: tuple[str, ...] = ("hf", "hf_cpu", "megatron", "korthikanti", "seed_s3")
+OVERHEAD_MODELS: tuple[str, ...] = ("measured", "flat_10pct")
+LORA_TARGETS: tuple[str, ...] = ("attention", "all_linear")
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """How the GPUs are split. dp x tp x pp x cp = GPUs; ep carves experts out of dp."""
+
+    dp: int = 1
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    sequence_parallel: bool = False
+    zero_stage: int = 0
+    shard_group: int = 0  # HSDP: ZeRO shards within groups of this many DP ranks; 0 = all of dp
+    pp_schedule: str = "1f1b"
+    virtual_stages: int = 1
+
+    @property
+    def gpus(self) -> int:
+        return self.dp * self.tp * self.pp * self.cp
+
+    @property
+    def zero_shards(self) -> int:
+        """How many ranks share one copy of the sharded model states."""
+        return self.shard_group or self.dp
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    arch: Architecture
+    model_id: str
+    param_scale: float = 1.0  # stated size / shape's count, for bare sizes ("7B" = 7.00e9)
+    task: Task = "train"
+    finetune_method: FinetuneMethod = "full"
+    seq_len: int = 4096
+    micro_batch: int = 1
+    global_batch: int = 0  # 0: one micro-batch per DP rank, no accumulation
+    precision: str = "bf16_mixed"
+    optimizer: str = "adamw"
+    framework: str = "deepspeed"
+    parallel: Parallelism = field(default_factory=Parallelism)
+    recompute: Recompute = "none"
+    flash_attn: bool = True
+    offload: Offload = "none"
+    lora_rank: int = 16
+    lora_targets: str = "all_linear"
+    quantization: str = "none"
+    kv_cache_dtype: str = "auto"
+    batch: int = 1  # serving: sequences decoded together
+    gpu: Gpu | None = None
+    activation_model: str = "hf"
+    overhead_model: str = "measured"
+    cuda_context_bytes: int = 0
+    allocator_reserve: float = 0.0
+
+    @property
+    def tokens_per_micro_batch(self) -> int:
+        return self.seq_len * self.micro_batch
+
+    @property
+    def grad_accum(self) -> int:
+        per_step = self.micro_batch * self.parallel.dp
+        if not self.global_batch:
+            return 1
+        return max(1, -(-self.global_batch // per_step))
+
+    @property
+    def is_training(self) -> bool:
+        return self.task != "infer"
+
+    @property
+    def trains_all_weights(self) -> bool:
+        return self.task == "train" or self.finetune_method == "full"

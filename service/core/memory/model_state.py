@@ -1,0 +1,193 @@
+"""Weights, gradients and optimizer state on one GPU, after model parallelism and ZeRO.
+
+Model parallelism first (Megatron-LM, Shoeybi et al. 2019; Narayanan et al. 2021): TP splits
+every layer matrix and the vocabulary, PP gives each stage layers/pp, the first stage also holds
+the embedding and the last the LM head, EP spreads routed experts. Then ZeRO (Rajbhandari et
+al. 2019) shards over the data-parallel group: stage 1 optimizer state, stage 2 also
+gradients, stage 3 (= FSDP FULL_SHARD) also weights. HSDP shards within ``shard_group`` ranks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.core.job.spec import Job, Parallelism
+from service.core.memory.breakdown import Component
+from service.core.memory.lora import ADAPTER_BYTES_PER_PARAM, lora_params, nf4_bytes
+from service.core.memory.precision import (
+    gradient_bytes_per_param,
+    master_bytes_per_param,
+    optimizer_state_bytes_per_param,
+    weight_bytes_per_param,
+)
+from service.core.model.architecture import Architecture
+from service.core.model.linears import (
+    attention_linear_shapes,
+    mlp_linear_shapes,
+    quantizable_linear_params,
+)
+from service.core.model.params import dense_mlp_params, parameter_breakdown
+
+ZERO_SOURCE = "ZeRO, Rajbhandari et al. 2019, sec. 5; DeepSpeed runtime/zero"
+
+
+@dataclass(frozen=True, slots=True)
+class RankParams:
+    """Parameters one GPU holds before ZeRO sharding: dense and routed-expert parts."""
+
+    dense: int
+    experts: int
+
+    @property
+    def total(self) -> int:
+        return self.dense + self.experts
+
+
+def routed_expert_params(arch: Architecture) -> int:
+    if arch.moe is None:
+        return 0
+    return arch.moe_layers * arch.moe.experts * dense_mlp_params(arch, arch.moe.expert_ffn)
+
+
+def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> RankParams:
+    """Params on the most loaded model-parallel rank.
+
+    Layers: the heaviest stage's ceil(L/pp) of L layers, / tp; routed experts also / ep. With
+    pp > 1 the heavier of
+    the first stage (embedding) and the last (LM head + final norm) counts; tied embeddings
+    are then held by both ends (Megatron ``shared_embedding``).
+    """
+    b = parameter_breakdown(arch)
+    experts = routed_expert_params(arch)
+    layers_dense = b.attention + b.mlp - experts + b.norms
+    vocab_matrix = arch.vocab * arch.hidden
+    if par.pp == 1:
+        ends = b.embedding + b.lm_head
+    else:
+        head = vocab_matrix if arch.tied_embeddings else b.lm_head
+        ends = max(b.embedding, head)
+    # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly.
+    stage_share = -(-arch.layers // par.pp) / arch.layers
+    dense = -(-round(layers_dense * stage_share) // par.tp) + -(-ends // par.tp)
+    expert_part = -(-round(experts * stage_share) // (par.tp * par.ep))
+    return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
+
+
+def _shards(par: Parallelism, stage_needed: int, experts: bool = False) -> int:
+    if par.zero_stage < stage_needed:
+        return 1
+    shards = par.zero_shards
+    return max(1, shards // par.ep) if experts else shards
+
+
+def _sharded(params: RankParams, par: Parallelism, stage_needed: int, per_param: float) -> int:
+    dense = params.dense * per_param / _shards(par, stage_needed)
+    experts = params.experts * per_param / _shards(par, stage_needed, experts=True)
+    return round(dense + experts)
+
+
+def weights(job: Job) -> Component:
+    """Working weights: P_rank x bytes / shards (ZeRO-3 shards them; QLoRA's base is NF4)."""
+    par = job.parallel
+    params = rank_params(job.arch, par, job.param_scale)
+    if job.finetune_method == "qlora":
+        split = par.tp * par.pp
+        linear = quantizable_linear_params(job.arch) // split
+        other = max(0, params.total - linear)
+        n = nf4_bytes(linear) + other * 2
+        return Component(
+            "weights", n, "P_linear x 4.127 bits (NF4 + double quant) + P_other x 2 B",
+            f"{linear:,} x 4.127/8 + {other:,} x 2 B", "QLoRA, Dettmers et al. 2023, sec. 3",
+        )
+    per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
+    if job.offload == "optimizer_and_params" and job.is_training:
+        return Component("weights", 0, "offloaded to CPU", "0 B on the GPU",
+                         "ZeRO-Infinity, Rajbhandari et al. 2021", "prefetch buffers in temporary")
+    n = _sharded(params, par, 3, per)
+    shards = _shards(par, 3)
+    return Component(
+        "weights", n, "P_rank x bytes_per_weight / zero3_shards",
+        f"{params.total:,} x {per:g} B / {shards}", ZERO_SOURCE,
+    )
+
+
+def trainable_rank_params(job: Job) -> RankParams:
+    if job.trains_all_weights:
+        return rank_params(job.arch, job.parallel, job.param_scale)
+    adapters = lora_params(job.arch, job.lora_rank, job.lora_targets)
+    split = job.parallel.tp * job.parallel.pp
+    return RankParams(dense=-(-adapters // split), experts=0)
+
+
+def gradients(job: Job) -> Component:
+    """Gradients of trainable params: P_train x grad bytes / shards (ZeRO-2 and up shard them)."""
+    if not job.is_training:
+        return Component("gradients", 0, "no gradients when serving", "0", "")
+    params = trainable_rank_params(job)
+    if job.trains_all_weights:
+        per = gradient_bytes_per_param(job.precision, job.framework)
+    else:
+        per = ADAPTER_BYTES_PER_PARAM
+    n = _sharded(params, job.parallel, 2, per)
+    return Component(
+        "gradients", n, "P_trainable_rank x bytes_per_grad / zero2_shards",
+        f"{params.total:,} x {per:g} B / {_shards(job.parallel, 2)}", ZERO_SOURCE,
+    )
+
+
+def optimizer_bytes_per_param(job: Job) -> float:
+    if not job.trains_all_weights:
+        # fp32 adapters: the optimizer updates them in place, no separate master copy.
+        return optimizer_state_bytes_per_param(job.optimizer, "fp32")
+    master = master_bytes_per_param(job.precision, job.framework)
+    return master + optimizer_state_bytes_per_param(job.optimizer, job.precision)
+
+
+def adafactor_state_bytes(arch: Architecture) -> int:
+    """Adafactor's factored second moment: (rows + cols) x 4 B per matrix, n x 4 B per vector.
+
+    Shazeer & Stern 2018, sec. 3; no first moment (``beta1=None``, the default).
+    """
+    per_layer = sum(i + o for i, o in attention_linear_shapes(arch))
+    total = arch.layers * per_layer
+    total += arch.dense_layers * sum(i + o for i, o in mlp_linear_shapes(arch, arch.ffn))
+    if arch.moe is not None:
+        expert = sum(i + o for i, o in mlp_linear_shapes(arch, arch.moe.expert_ffn))
+        total += arch.moe_layers * (arch.moe.experts + arch.moe.shared_experts) * expert
+    total += 2 * (arch.vocab + arch.hidden)
+    total += (arch.layers * arch.norms_per_layer + 1) * arch.hidden
+    return total * 4
+
+
+def optimizer(job: Job) -> Component:
+    """Optimizer state: P_train x (master + moments) / shards (ZeRO-1 and up shard it)."""
+    if not job.is_training:
+        return Component("optimizer", 0, "no optimizer when serving", "0", "")
+    params = trainable_rank_params(job)
+    per = optimizer_bytes_per_param(job)
+    n = _sharded(params, job.parallel, 1, per)
+    formula = "P_trainable_rank x (master + moments) / zero1_shards"
+    values = f"{params.total:,} x {per:g} B / {_shards(job.parallel, 1)}"
+    if job.optimizer == "adafactor":
+        factored = adafactor_state_bytes(job.arch) // (job.parallel.tp * job.parallel.pp)
+        n += round(factored / _shards(job.parallel, 1))
+        formula += " + sum over matrices of (rows + cols) x 4 B"
+        values += f" + {factored:,} B"
+    note = ""
+    if job.offload != "none":
+        note = f"{n:,} B kept in CPU memory (offload)"
+        n = 0
+    return Component("optimizer", n, formula, values,
+                     "ZeRO sec. 3 (mixed-precision Adam 12 B/param); see precision.py", note)
+
+
+def offloaded_bytes(job: Job) -> int:
+    """Host (CPU) memory per GPU that offload uses: optimizer state, and weights if asked."""
+    if job.offload == "none" or not job.is_training:
+        return 0
+    params = trainable_rank_params(job)
+    moved = _sharded(params, job.parallel, 1, optimizer_bytes_per_param(job))
+    if job.offload == "optimizer_and_params":
+        per = weight_bytes_per_param(job.precision, job.framework)
+        moved += _sharded(rank_params(job.arch, job.parallel, job.param_scale), job.parallel, 3, per)
+    return moved

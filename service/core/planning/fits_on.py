@@ -1,0 +1,62 @@
+"""The fits-on table: for every GPU in the catalog, the fewest GPUs and the layout.
+
+Training: one memory model serves every GPU type (per-GPU bytes of a layout do not depend on
+the GPU), so the table costs one search per type over shared cached totals. Serving: the fewest
+tensor/pipeline-parallel GPUs per type (``serving_plan.py``).
+"""
+
+from __future__ import annotations
+
+from service.core.hardware.gpus import Gpu, all_gpus
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import Resolved
+from service.core.planning.layouts import node_count
+from service.core.planning.plan_types import FitsOnRow
+from service.core.planning.search import Searcher, fewest, states_lower_bound
+from service.core.planning.search_setup import build_space, headroom, make_searcher
+from service.core.planning.serving_plan import fewest_serving, serving_budget
+
+
+def _price(gpu: Gpu, count: int | None) -> float | None:
+    if count is None or gpu.price_per_gpu_hour_usd is None:
+        return None
+    return round(gpu.price_per_gpu_hour_usd * count, 2)
+
+
+def fits_on_training(request: EstimateRequest, resolved: Resolved,
+                     gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
+    catalog = gpus if gpus is not None else all_gpus()
+    if not catalog:
+        return []
+    memory = make_searcher(request, resolved, catalog[0]).memory
+    rows: list[FitsOnRow] = []
+    for gpu in catalog:
+        budget = round(gpu.memory_bytes_usable * headroom(request))
+        searcher = Searcher(build_space(request, resolved, gpu), memory, budget,
+                            resolved.job.parallel.virtual_stages)
+        hit, _ = fewest(searcher, states_lower_bound(memory, budget))
+        best = hit.best if hit is not None else None
+        per_node = searcher.space.gpus_per_node
+        count = best.layout.gpus if best is not None else None
+        rows.append(FitsOnRow(
+            gpu.id, gpu.name, count, node_count(count, per_node) if count else None,
+            f"{best.layout.describe()} ({best.layout.shape()})" if best else "does not fit",
+            best.total_bytes if best else None, budget, _price(gpu, count)))
+    return rows
+
+
+def fits_on_serving(request: EstimateRequest, resolved: Resolved,
+                    gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
+    budget = serving_budget(request)
+    rows: list[FitsOnRow] = []
+    for gpu in gpus if gpus is not None else all_gpus():
+        per_node = request.gpus_per_node or gpu.gpus_per_node
+        fit, _ = fewest_serving(resolved.job, gpu, per_node, budget)
+        count = fit.gpus if fit else None
+        shape = (f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
+                 + f"; up to {fit.max_concurrent:,} sequences") if fit else "does not fit"
+        rows.append(FitsOnRow(gpu.id, gpu.name, count, fit.nodes if fit else None, shape,
+                              fit.total_bytes if fit else None,
+                              round(gpu.memory_bytes_usable * budget.memory_fraction),
+                              _price(gpu, count)))
+    return rows

@@ -1,0 +1,174 @@
+"""What the planner returns: a layout, its per-GPU estimate, why it won, and what else was tried.
+
+Plain data only; ``planner.py`` fills it, ``plan_report.py`` turns it into text and JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.core.compute.training_time import ComputeEstimate
+from service.core.memory.breakdown import Estimate
+
+DEFAULT_HEADROOM = 0.95  # plan to at most 95% of usable memory (fragmentation, spikes)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """One physically valid way to run a training job: dp x tp x pp x cp = gpus."""
+
+    gpus: int
+    nodes: int
+    dp: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    zero_stage: int
+    sequence_parallel: bool
+    recompute: str
+    micro_batch: int
+    grad_accum: int
+    global_batch: int
+    offload: str
+
+    def to_dict(self) -> dict[str, int | str | bool]:
+        return {
+            "gpus": self.gpus, "nodes": self.nodes, "dp": self.dp, "tp": self.tp, "pp": self.pp,
+            "cp": self.cp, "ep": self.ep, "zero_stage": self.zero_stage,
+            "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
+            "micro_batch": self.micro_batch, "grad_accum": self.grad_accum,
+            "global_batch": self.global_batch, "offload": self.offload,
+        }
+
+    def describe(self) -> str:
+        """'ZeRO-3 + full recompute, micro-batch 1 x 32 accumulation' (the knobs people set)."""
+        parts: list[str] = []
+        if self.dp > 1:
+            parts.append(f"ZeRO-{self.zero_stage}" if self.zero_stage else "plain DDP")
+        for name, value in (("TP", self.tp), ("PP", self.pp), ("CP", self.cp), ("EP", self.ep)):
+            if value > 1:
+                parts.append(f"{name}={value}")
+        if self.recompute != "none":
+            parts.append(f"{self.recompute} recompute")
+        if self.offload != "none":
+            parts.append("CPU offload of " + self.offload.replace("_", " "))
+        head = " + ".join(parts) if parts else ("one GPU" if self.gpus == 1 else "a single replica")
+        accum = f" x {self.grad_accum} accumulation" if self.grad_accum > 1 else ""
+        return f"{head}, micro-batch {self.micro_batch}{accum}"
+
+    def shape(self) -> str:
+        """'dp=4 tp=2 pp=1 cp=1' for tables."""
+        text = f"dp={self.dp} tp={self.tp} pp={self.pp} cp={self.cp}"
+        return text + (f" ep={self.ep}" if self.ep > 1 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A layout with its per-GPU total (bytes) and relative step time (1.0 = ideal)."""
+
+    layout: Layout
+    total_bytes: int
+    step_time: float
+    step_terms: tuple[tuple[str, float], ...] = ()  # ("full recompute", 1.333), ...
+
+    def slowdowns(self) -> str:
+        """'full recompute +33%, TP=2 +4%' (terms above 0.5%)."""
+        parts = [f"{name} +{(factor - 1) * 100:.0f}%" for name, factor in self.step_terms
+                 if factor > 1.005]
+        return ", ".join(parts) if parts else "no slowdown terms"
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """Another layout and why it was not chosen."""
+
+    description: str
+    gpus: int
+    total_bytes: int | None
+    step_time: float | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layout": self.description, "gpus": self.gpus, "per_gpu_total": self.total_bytes,
+                "relative_step_time": self.step_time, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A change that makes the job fit: what to change, and what it costs."""
+
+    change: str
+    gpus: int
+    gpu_id: str
+    total_bytes: int | None
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"change": self.change, "gpus": self.gpus, "gpu": self.gpu_id,
+                "per_gpu_total": self.total_bytes, "note": self.note}
+
+
+@dataclass(frozen=True, slots=True)
+class SeedCount:
+    """The S3 seed's even-split GPU count for one configuration, and why it cannot run."""
+
+    label: str
+    gpus: int | None
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "gpus": self.gpus, "physically_valid": not self.reasons,
+                "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True, slots=True)
+class FitsOnRow:
+    """One GPU type in the fits-on table."""
+
+    gpu_id: str
+    gpu_name: str
+    gpus: int | None
+    nodes: int | None
+    layout: str
+    total_bytes: int | None
+    budget_bytes: int
+    price_per_hour: float | None  # for all the GPUs together, USD
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gpu": self.gpu_id, "name": self.gpu_name, "gpus": self.gpus,
+                "nodes": self.nodes, "layout": self.layout, "per_gpu_total": self.total_bytes,
+                "budget_bytes": self.budget_bytes, "price_per_hour_usd": self.price_per_hour}
+
+
+@dataclass(slots=True)
+class Plan:
+    """The planner's answer for one GPU type (training, fine-tuning or serving)."""
+
+    task: str
+    model_id: str
+    gpu_id: str
+    gpu_name: str
+    capacity_bytes: int  # usable memory of one GPU
+    budget_bytes: int  # capacity x headroom: what a layout may use
+    headroom: float
+    mode: str  # "fewest" (the planner chose the count) or "given" (the user gave it)
+    fits: bool
+    verdict: str = ""
+    gpus: int | None = None  # the count the layout runs on (None: nothing fits)
+    min_gpus: int | None = None  # fewest GPUs of this type that fit (None: none up to the cap)
+    layout: Layout | None = None
+    step_time: float | None = None
+    estimate: Estimate | None = None  # per-GPU breakdown of the chosen layout
+    why: list[str] = field(default_factory=list)
+    alternatives: list[Alternative] = field(default_factory=list)
+    shortfall_bytes: int | None = None  # given GPUs that do not fit: over the budget per GPU
+    fix: Fix | None = None
+    other_fixes: list[Fix] = field(default_factory=list)
+    seed_counts: list[SeedCount] = field(default_factory=list)
+    compute: ComputeEstimate | None = None  # with the attention term and recompute
+    compute_6nd: ComputeEstimate | None = None  # the textbook C = 6ND, no recompute (S5)
+    fits_on: list[FitsOnRow] = field(default_factory=list)
+    serving: dict[str, Any] = field(default_factory=dict)  # serving figures (serving_plan.py)
+    assumptions: list[str] = field(default_factory=list)

@@ -1,0 +1,211 @@
+"""The search: the fewest GPUs of one type that fit a training job, and the fastest layout there.
+
+For each GPU count (powers of two inside one node, then whole nodes), every model-parallel
+structure (tp, pp, cp, ep; dp the rest) is tried: first with its leanest knobs (most ZeRO,
+most recompute, smallest micro-batch); if even that does not fit, the structure is out.
+Otherwise its knob settings are tried fastest first (``step_time.py``) and the first that
+fits is the structure's best. The count's answer is the fastest structure-best; ties go to
+the one with more memory to spare. The search starts at a lower bound (all model states spread
+perfectly over the GPUs) and stops at the first count that fits, trying LINEAR_NODE_STEPS
+node counts one by one; past those (models far too big for the GPU), every model shape (tp, cp, pp) gets its
+smallest fitting data-parallel size by bisection, and the fewest GPUs over all shapes wins.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+from service.core.job.spec import Parallelism
+from service.core.memory import model_state
+from service.core.planning.layout_memory import MemoryModel
+from service.core.planning.layouts import (
+    SearchSpace,
+    Structure,
+    counts_ok,
+    dp_ok,
+    dp_sizes,
+    expert_parallel_sizes,
+    knob_layouts,
+    leanest,
+    model_shapes,
+    structures,
+)
+from service.core.planning.plan_types import Candidate, Layout
+from service.core.planning.step_time import relative_step_time, step_terms
+
+MAX_GPUS = 1 << 17  # 131,072 GPUs: beyond any cluster that exists
+LINEAR_NODE_STEPS = 4
+
+
+@dataclass(slots=True)
+class CountResult:
+    """What one GPU count gave: the best fitting candidate, the others, the leanest miss."""
+
+    gpus: int
+    best: Candidate | None = None
+    fitting: list[Candidate] = field(default_factory=list)  # best per structure
+    leanest: Candidate | None = None  # lowest per-GPU total over all structures
+
+
+@dataclass(slots=True)
+class Searcher:
+    """Evaluates counts for one request on one GPU type."""
+
+    space: SearchSpace
+    memory: MemoryModel
+    budget: int
+    virtual_stages: int = 1
+    _counts: dict[int, CountResult] = field(default_factory=dict)
+
+    def candidate(self, layout: Layout) -> Candidate:
+        terms = step_terms(layout, self.space.seq_len, self.space.gpus_per_node,
+                           self.space.arch.layers, self.virtual_stages)
+        return Candidate(layout, self.memory.total(layout), relative_step_time(terms), terms)
+
+    def at(self, gpus: int) -> CountResult:
+        """Best layout on exactly ``gpus`` GPUs (cached per count)."""
+        found = self._counts.get(gpus)
+        if found is not None:
+            return found
+        result = CountResult(gpus)
+        for s in structures(gpus, self.space):
+            lean_layout = leanest(self.space, s)
+            if lean_layout is None:
+                continue
+            lean_total = self.memory.total(lean_layout)
+            if result.leanest is None or lean_total < result.leanest.total_bytes:
+                result.leanest = self.candidate(lean_layout)
+            if lean_total > self.budget:
+                continue
+            best = self._best_knobs(s)
+            if best is None:
+                continue
+            result.fitting.append(best)
+            if result.best is None or _better(best, result.best):
+                result.best = best
+        result.fitting.sort(key=lambda c: (c.step_time, c.total_bytes))
+        self._counts[gpus] = result
+        return result
+
+    def _best_knobs(self, s: Structure) -> Candidate | None:
+        """The fastest knob setting of a structure that fits; among equally fast ones the
+        higher ZeRO stage (less memory: ZeRO-1 costs no more traffic than plain DDP)."""
+        ranked = sorted(
+            ((relative_step_time(step_terms(lay, self.space.seq_len, self.space.gpus_per_node,
+                                            self.space.arch.layers, self.virtual_stages)),
+              -lay.zero_stage, i, lay)
+             for i, lay in enumerate(knob_layouts(self.space, s))),
+        )
+        for _, _, _, lay in ranked:
+            if self.memory.total(lay) <= self.budget:
+                return self.candidate(lay)
+        return None
+
+
+def _better(a: Candidate, b: Candidate) -> bool:
+    """Faster wins; equal speed (within 0.1%): more memory to spare."""
+    if abs(a.step_time - b.step_time) > 1e-3 * b.step_time:
+        return a.step_time < b.step_time
+    return a.total_bytes < b.total_bytes
+
+
+def states_lower_bound(memory: MemoryModel, budget: int) -> int:
+    """Fewest GPUs that could hold all model states if they were spread perfectly."""
+    single = replace(memory.base, parallel=Parallelism())
+    states = sum(c.bytes for c in (model_state.weights(single), model_state.gradients(single),
+                                   model_state.optimizer(single)))
+    room = budget - memory.base.cuda_context_bytes
+    if room <= 0:
+        return MAX_GPUS + 1
+    return max(1, -(-states // room))
+
+
+def candidate_counts(lower: int, per_node: int) -> Iterator[int]:
+    """Powers of two up to one node, then whole nodes one by one (LINEAR_NODE_STEPS of them)."""
+    count = 1
+    while count < per_node:
+        if count >= lower:
+            yield count
+        count *= 2
+    if per_node >= lower:
+        yield per_node
+    first = max(2, -(-lower // per_node))
+    for nodes in range(first, first + LINEAR_NODE_STEPS):
+        if nodes * per_node > MAX_GPUS:
+            return
+        yield nodes * per_node
+
+
+def fewest(searcher: Searcher, lower: int) -> tuple[CountResult | None, CountResult | None]:
+    """(first count that fits, the last count tried that did not) or (None, last miss).
+
+    Counts one by one from the lower bound; past LINEAR_NODE_STEPS nodes, ``shape_search``.
+    """
+    miss: CountResult | None = None
+    floor = lower
+    for count in candidate_counts(lower, searcher.space.gpus_per_node):
+        result = searcher.at(count)
+        if result.best is not None:
+            return result, miss
+        miss, floor = result, count + 1
+    found = shape_search(searcher, floor)
+    if found is None:
+        return None, miss
+    per_node = searcher.space.gpus_per_node
+    below = found - per_node if found > per_node else found // 2
+    if below >= floor:
+        miss = searcher.at(below)  # the count just below, to say why it falls short
+    result = searcher.at(found)
+    return (result if result.best is not None else None), miss
+
+
+def shape_search(searcher: Searcher, floor: int) -> int | None:
+    """Fewest GPUs >= floor over all model shapes (tp, cp, pp): for each, the smallest data-
+    parallel size whose leanest layout fits, by bisection (more data-parallel ranks never need
+    more memory per GPU: ZeRO shards more, fewer micro-batches are in flight)."""
+    space, per_node = searcher.space, searcher.space.gpus_per_node
+    best = MAX_GPUS + 1
+    divisors_of_batch = dp_sizes(space, MAX_GPUS) if space.global_batch else []
+    for tp, cp, pp in model_shapes(space):
+        size = tp * cp * pp
+        if size >= best:
+            break
+        low_dp, limit = -(-floor // size), (best - 1) // size
+        options: Sequence[int]
+        if space.global_batch:
+            options = [d for d in divisors_of_batch
+                       if low_dp <= d <= limit and counts_ok(d * size, per_node)]
+        else:  # any dp: multiples of what makes whole nodes
+            step = per_node // math.gcd(size, per_node)
+            options = range(-(-low_dp // step) * step, limit + 1, step)
+
+        def fits(dp: int, tp: int = tp, cp: int = cp, pp: int = pp) -> bool:
+            found = _shape_structure(space, dp, tp, cp, pp)
+            return found is not None and _fits(searcher, found)
+
+        if not options or not fits(options[-1]):
+            continue
+        low, high = -1, len(options) - 1  # options[high] fits
+        while high - low > 1:
+            mid = (low + high) // 2
+            if fits(options[mid]):
+                high = mid
+            else:
+                low = mid
+        best = min(best, options[high] * size)
+    return best if best <= MAX_GPUS else None
+
+
+def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> Structure | None:
+    gpus = dp * tp * cp * pp
+    if not dp_ok(space, dp, gpus):
+        return None
+    eps = expert_parallel_sizes(space.arch, dp, space.eps)
+    return Structure(dp, tp, pp, cp, max(eps)) if eps else None
+
+
+def _fits(searcher: Searcher, s: Structure) -> bool:
+    lay = leanest(searcher.space, s)
+    return lay is not None and searcher.memory.total(lay) <= searcher.budget

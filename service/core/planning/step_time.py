@@ -1,0 +1,91 @@
+"""Relative step time of a training layout: a simple model that ranks layouts of equal GPU count.
+
+1.0 is the ideal step (every GPU busy with the model's 6N FLOPs per token). Each term multiplies:
+
+- recompute: full re-runs the forward, 8N instead of 6N FLOPs: x 4/3; selective recomputes
+  only core attention: ~ +3% (Korthikanti et al. 2022, table 4: 2-4% overhead);
+- pipeline bubble: 1 + (pp - 1) / (v x m) for m micro-batches per step and v virtual stages
+  (1F1B: Narayanan et al. 2021, sec. 2.2; interleaved: sec. 2.2.2); uneven stages (pp not
+  dividing the layers) run at the pace of the fullest one: x ceil(L / pp) x pp / L;
+- tensor parallelism: two all-reduces forward and two backward per layer over NVLink,
+  ~ +4% per doubling of tp (Megatron-LM scaling runs, Narayanan et al. 2021 fig. 13); TP is never
+  placed across nodes (layouts.py forbids it);
+- context parallelism: ring exchange of K/V, mostly overlapped, ~ +4% per doubling;
+- expert parallelism: two all-to-alls per MoE layer, ~ +2% per doubling;
+- data parallelism: gradient all-reduce (ZeRO 0-2, 2 x params) ~ +2% inside a node, +4% across
+  nodes; ZeRO-3 also all-gathers weights for forward and backward: 1.5x that volume (Rajbhandari
+  et al. 2019, sec. 7); ZeRO-2 adds a reduce-scatter per accumulation step: +0.5%;
+- offload: CPU Adam and PCIe traffic (ZeRO-Offload, Ren et al. 2021): optimizer x 1.5,
+  optimizer and parameters (ZeRO-Infinity) x 3;
+- small micro-batches: under 2048 tokens per GPU per micro-batch GEMMs lose efficiency,
+  +3% per halving.
+These are ranking weights, not a performance prediction: time and cost use the GPU's MFU.
+"""
+
+from __future__ import annotations
+
+import math
+
+from service.core.planning.plan_types import Layout
+
+RECOMPUTE_FACTOR = {"none": 1.0, "selective": 1.03, "full": 4 / 3}
+OFFLOAD_FACTOR = {"none": 1.0, "optimizer": 1.5, "optimizer_and_params": 3.0}
+TP_PER_DOUBLING = 0.04
+CP_PER_DOUBLING = 0.04
+EP_PER_DOUBLING = 0.02
+DP_INTRA_NODE = 0.02
+DP_INTER_NODE = 0.04
+ZERO3_VOLUME = 1.5
+ZERO2_EXTRA = 0.005
+SMALL_MICRO_BATCH_TOKENS = 2048
+SMALL_MICRO_BATCH_PER_HALVING = 0.03
+
+
+def pipeline_bubble(pp: int, micro_batches: int, virtual_stages: int = 1) -> float:
+    """Bubble over useful time: (pp - 1) / (v x m) (Narayanan et al. 2021, sec. 2.2)."""
+    if pp <= 1:
+        return 0.0
+    return (pp - 1) / (virtual_stages * max(1, micro_batches))
+
+
+def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
+               virtual_stages: int = 1) -> tuple[tuple[str, float], ...]:
+    """The multiplying terms of the relative step time, named for explanations."""
+    terms: list[tuple[str, float]] = []
+    if layout.recompute != "none":
+        terms.append((f"{layout.recompute} recompute", RECOMPUTE_FACTOR[layout.recompute]))
+    if layout.pp > 1:
+        bubble = pipeline_bubble(layout.pp, layout.grad_accum, virtual_stages)
+        terms.append((f"pipeline bubble (pp-1)/m = {layout.pp - 1}/{layout.grad_accum}",
+                      1 + bubble))
+        fullest = -(-layers // layout.pp)
+        if fullest * layout.pp != layers:
+            terms.append((f"uneven stages ({fullest} layers on the fullest)",
+                          fullest * layout.pp / layers))
+    if layout.tp > 1:
+        terms.append((f"TP={layout.tp}", 1 + TP_PER_DOUBLING * math.log2(layout.tp)))
+    if layout.cp > 1:
+        terms.append((f"CP={layout.cp}", 1 + CP_PER_DOUBLING * math.log2(layout.cp)))
+    if layout.ep > 1:
+        terms.append((f"EP={layout.ep}", 1 + EP_PER_DOUBLING * math.log2(layout.ep)))
+    if layout.dp > 1:
+        spans_nodes = layout.tp * layout.cp * layout.dp > gpus_per_node
+        dp = DP_INTER_NODE if spans_nodes else DP_INTRA_NODE
+        if layout.zero_stage == 3:
+            dp *= ZERO3_VOLUME
+        elif layout.zero_stage == 2:
+            dp += ZERO2_EXTRA
+        name = f"data-parallel {'ZeRO-3 ' if layout.zero_stage == 3 else ''}communication"
+        terms.append((name, 1 + dp))
+    if layout.offload != "none":
+        terms.append((f"offload of {layout.offload.replace('_', ' ')}",
+                      OFFLOAD_FACTOR[layout.offload]))
+    tokens = seq_len * layout.micro_batch / layout.cp
+    if tokens < SMALL_MICRO_BATCH_TOKENS:
+        halvings = math.log2(SMALL_MICRO_BATCH_TOKENS / tokens)
+        terms.append(("small micro-batch", 1 + SMALL_MICRO_BATCH_PER_HALVING * halvings))
+    return tuple(terms)
+
+
+def relative_step_time(terms: tuple[tuple[str, float], ...]) -> float:
+    return math.prod(factor for _, factor in terms)

@@ -1,0 +1,296 @@
+"""Model mentions: preset names as people type them, with typos, and bare sizes ("7B", "a 30B").
+
+A mention starts at a word that begins with a model family ("llama", "qwen2.5", "meta-llama/"),
+or a one-edit typo of one ("lama", "qwne"). The longest run of up to five words that the
+core's ``lookup_preset`` knows wins. "qwen 14b" (family and size, no version) is the newest
+preset of that family and size, said back as an assumption. A family with a size or version that
+matches nothing becomes an unknown name with the closest ids.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from service.core.model.presets import ModelPreset, all_presets, lookup_preset, suggestions
+from service.parser.normalize import safe_echo
+from service.parser.scan import MAX_MATCHES, Scan
+from service.parser.types import Unknown
+
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9._/\-]*[a-z0-9])?")
+_ALPHA = re.compile(r"[a-z]+")
+_ID_SHAPE = re.compile(r"^([a-z]+)-?(v?\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?[bm])\b")
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s?([bm])$")
+_FAMILY_SIZE = re.compile(
+    r"^(?P<fam>[a-z]+)[\s\-_]*(?P<ver>v?\d+(?:\.\d+)?(?![\d.]*\s?[bm]\b))?"
+    r"(?:[\s\-_]*(?:instruct|chat|base|it|hf))?[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?(?P<unit>[bm])\b"
+)
+_BARE = re.compile(
+    r"(?<![\w.$])(?P<neg>-\s?)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
+    r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
+)
+_NOT_PARAMS = re.compile(
+    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd|/"
+    r"|per\b|\$)"
+)
+# "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
+_NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
+_PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
+                        "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
+_FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
+_NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama"})
+_MAX_WINDOW = 5
+# Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
+_TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"
+                    r"|mistral[.\-_]?rs|qwen[\-_]agent|llamafile)\b")
+
+
+@cache
+def _families() -> frozenset[str]:
+    """First letters-only word of every preset name that is not an ``org/repo`` id."""
+    fams: set[str] = set()
+    for preset in all_presets():
+        for name in preset.names:
+            head = _ALPHA.match(name.lower())
+            if "/" not in name and head and len(head.group(0)) >= 2:
+                fams.add(head.group(0))
+    return frozenset(fams)
+
+
+@cache
+def _by_family_size() -> dict[tuple[str, str], list[tuple[tuple[float, float, float], ModelPreset]]]:
+    table: dict[tuple[str, str], list[tuple[tuple[float, float, float], ModelPreset]]] = {}
+    for preset in all_presets():
+        shape = _ID_SHAPE.match(preset.id)
+        if shape is None:
+            continue
+        fam, ver, size = shape.groups()
+        version = _version(ver)
+        table.setdefault((fam, size), []).append((version, preset))
+    for entries in table.values():
+        entries.sort(key=lambda e: e[0], reverse=True)
+    return table
+
+
+def _version(text: str | None) -> tuple[float, float, float]:
+    """'3.1' -> (3, 1, 0); 'v0.3' -> (0, 3, 0); None -> (0, 0, 0)."""
+    parts = [float(p) for p in (text or "0").lstrip("v").split(".")[:3] if p.isdigit()]
+    parts += [0.0] * (3 - len(parts))
+    return parts[0], parts[1], parts[2]
+
+
+def _distance(a: str, b: str) -> int:
+    """Optimal-string-alignment edit distance (a swap of neighbours counts once)."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+@cache
+def family_of(word: str) -> str | None:
+    """The family a word starts with, allowing one typo (two in long names); None if none."""
+    head = _ALPHA.match(word.rsplit("/", 1)[-1])
+    if head is None:
+        return None
+    alpha = head.group(0)
+    fams = _families()
+    if alpha in fams or word.split("/", 1)[0] in fams:
+        return alpha if alpha in fams else word.split("/", 1)[0]
+    if not 4 <= len(alpha) <= 12 or alpha in _NO_TYPO:
+        return None
+    best = [f for f in fams if f not in _NO_TYPO and len(f) >= 4
+            and _distance(alpha, f) <= (2 if len(f) >= 5 else 1)]
+    return min(best, key=lambda f: (_distance(alpha, f), f[0] != alpha[0], f)) if best else None
+
+
+def _typo_word(word: str) -> str:
+    head = _ALPHA.match(word.rsplit("/", 1)[-1])
+    return safe_echo(head.group(0) if head else word)
+
+
+def _fixed(word: str, family: str) -> str:
+    """The word with its misspelt family replaced ("lama3-8b" -> "llama3-8b")."""
+    base = word.rsplit("/", 1)[-1]
+    head = _ALPHA.match(base)
+    if head is None or head.group(0) == family:
+        return word
+    return family + base[head.end():]
+
+
+def find_models(scan: Scan) -> None:
+    """Add ``model`` findings (preset ids), unknown names, then bare sizes (``params_b``)."""
+    for m in scan.finditer(_TOOLS):
+        scan.claim(m.start(), m.end())
+    _distills(scan)
+    words = list(_WORD.finditer(scan.view()))
+    i = 0
+    while i < len(words) and len(scan.findings) < MAX_MATCHES:
+        family = family_of(words[i].group(0))
+        if family is None:
+            i += 1
+            continue
+        used = _mention(scan, words, i, family)
+        i += max(used, 1)
+    _bare_sizes(scan)
+
+
+def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
+    first = words[i].group(0)
+    fixed = _fixed(first, family)
+    typo = fixed != first
+    for n in range(min(_MAX_WINDOW, len(words) - i), 0, -1):
+        parts = [fixed] + [w.group(0) for w in words[i + 1:i + n]]
+        preset = lookup_preset(" ".join(parts))
+        if preset is None:
+            continue
+        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset:
+            n -= 1  # "llama 3.1 70b awq", "llama-3-8b, 4096 seq": the name ends where it resolves
+        start, end = words[i].start(), words[i + n - 1].end()
+        note = f"read '{_typo_word(first)}' as {family}" if typo else ""
+        scan.add("model", preset.id, start, end, note)
+        _packaging(scan, scan.low[start:end], start, end)
+        return n
+    return _family_size(scan, words, i, family, fixed, typo)
+
+
+_DISTILL = re.compile(r"\bdeepseek[\s\-_]*r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
+                      r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?)?\b")
+_DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
+                 ("qwen", "14b"): "qwen2.5-14b", ("qwen", "32b"): "qwen2.5-32b",
+                 ("llama", "8b"): "llama-3.1-8b", ("llama", "70b"): "llama-3.3-70b"}
+
+
+def _distills(scan: Scan) -> None:
+    """DeepSeek-R1-Distill-<base>-<size> keeps its base model's architecture."""
+    for m in scan.finditer(_DISTILL):
+        base = _DISTILL_BASE.get((m.group("fam") or "", (m.group("size") or "") + "b"))
+        if base is not None:
+            scan.add("model", base, m.start(), m.end(),
+                     f"R1-Distill-{m.group('fam').title()}-{m.group('size')}B has {base}'s architecture")
+        else:
+            scan.add("_unknown", Unknown("model", "deepseek r1 distill", tuple(_DISTILL_BASE.values())[1:4]),
+                     m.start(), m.end())
+
+
+def _packaging(scan: Scan, name: str, start: int, end: int) -> None:
+    """A repo id's format word ("Qwen2.5-72B-Instruct-AWQ", "...-FP8") is the serving format."""
+    found = _FORMAT.search(name)
+    if found is None:
+        return
+    word = found.group(1)
+    if word in ("awq", "gptq"):
+        scan.add("quantization", word, start, end, claim=False)
+    else:
+        scan.add("_dtype", {"4bit": "int4", "8bit": "int8"}.get(word, word), start, end, claim=False)
+
+
+def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fixed: str,
+                 typo: bool) -> int:
+    first = words[i].group(0)
+    start = words[i].start()
+    end = words[min(i + 3, len(words) - 1)].end()
+    shape = _FAMILY_SIZE.match(fixed + scan.view()[words[i].end():end])
+    before = _SIZE.match(words[i - 1].group(0)) if i > 0 else None
+    if shape is not None:
+        size, ver = shape.group("size") + shape.group("unit"), shape.group("ver")
+        span_end = start + shape.end() + len(first) - len(fixed)
+    elif before is not None and scan.free(words[i - 1].start(), words[i - 1].end()):
+        size, ver = before.group(1) + before.group(2), None  # "a 70b llama"
+        start, span_end = words[i - 1].start(), words[i].end()
+    else:
+        return _family_only(scan, words, i, family)
+    written = scan.text[start:span_end]
+    candidates = _by_family_size().get((family, size), [])
+    if ver is not None:  # "llama 3 405b": the newest 3.x of that size
+        major = _version(ver)[0]
+        candidates = [c for c in candidates if c[0][0] == major and _version(ver)[1] == 0]
+    if candidates:
+        preset = candidates[0][1]
+        newest = f"{family} {ver}.x" if ver else family
+        note = (f"'{safe_echo(written)}' read as {preset.id} (the newest {newest} of that size; "
+                "name the version for another)")
+        if typo:
+            note += f"; read '{_typo_word(first)}' as {family}"
+        scan.add("model", preset.id, start, span_end, note)
+        return 1
+    scan.add("_unknown", Unknown("model", safe_echo(written), _near(family, size, ver, written)),
+             start, span_end)
+    return 1
+
+
+_VERSION_ONLY = re.compile(r"^[a-z]+[\s\-_]*v?\d+(?:\.\d+)?(?:[\s\-_]*(?:mini|small|medium|large|xl|lite))?")
+
+
+def _family_only(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
+    """"llama 3", "gpt-4", "qwen": a family without a size is an unknown name to ask about."""
+    if family in ("meta", "it", "ai"):
+        return 1
+    rest = scan.view()[words[i].start():words[min(i + 2, len(words) - 1)].end()]
+    shape = _VERSION_ONLY.match(rest)
+    end = words[i].start() + shape.end() if shape else words[i].end()
+    written = scan.text[words[i].start():end]
+    ver = re.search(r"\d+(?:\.\d+)?", written)
+    near = _near(family, "", ver.group(0) if ver else None, written)
+    scan.add("_unknown", Unknown("model", safe_echo(written), near),
+             words[i].start(), end, claim=False)
+    return 1
+
+
+def _near(family: str, size: str, ver: str | None, written: str) -> tuple[str, ...]:
+    """Up to 3 ids of the family: the written version first, then nearest in size, newest."""
+    entries = [e for (fam, _), group in _by_family_size().items() if fam == family for e in group]
+    if not entries:
+        return tuple(suggestions(written))
+    want = _size_value(size)
+
+    asked = _version(ver) if ver else None
+
+    def rank(entry: tuple[tuple[float, float, float], ModelPreset]) -> tuple[object, ...]:
+        version, preset = entry
+        shape = _ID_SHAPE.match(preset.id)
+        gap = abs(_size_value(shape.group(3)) - want) if want and shape else 0.0
+        other = asked is not None and version[: 2 if asked[1] else 1] != asked[: 2 if asked[1] else 1]
+        newest = tuple(-v for v in version)
+        return (gap, other, newest) if want else (other, gap, newest)
+
+    ids: list[str] = []
+    for _, preset in sorted(entries, key=rank):
+        if preset.id not in ids:
+            ids.append(preset.id)
+    return tuple(ids[:3])
+
+
+def _size_value(size: str) -> float:
+    m = _SIZE.match(size)
+    if m is None:
+        return 0.0
+    value = float(m.group(1)) * (1.0 if m.group(2) == "b" else 1e-3)
+    return value
+
+
+def _bare_sizes(scan: Scan) -> None:
+    view = scan.view()
+    for m in scan.finditer(_BARE):
+        unit = m.group("unit")
+        tail = view[m.end():m.end() + 20]
+        millions = unit in ("m", "million")
+        if not m.group("tail") and (_NOT_PARAMS.match(tail)
+                                    or (millions and _NOT_PARAMS_MILLIONS.match(tail))):
+            continue
+        if unit in ("t", "trillion") and not m.group("tail"):
+            continue  # "on 3T" is a token count
+        if m.start() > 0 and view[m.start() - 1] == "x":
+            continue  # "8x7b"
+        value = float(m.group("num")) * {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3,
+                                         "million": 1e-3, "t": 1e3, "trillion": 1e3}[unit]
+        if m.group("neg"):
+            value = -value
+        scan.add("params_b", round(value, 6), m.start(), m.end())
