@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.core.job.spec import (
+from service.core.job.choices import (
     ACTIVATION_MODELS,
+    FRAMEWORKS,
     LORA_TARGETS,
     OFFLOADS,
+    OPTIMIZERS,
     OVERHEAD_MODELS,
     PIPELINE_SCHEDULES,
+    PRECISIONS,
     RECOMPUTE,
     TASKS,
 )
-from service.core.memory.precision import FRAMEWORKS, OPTIMIZERS, PRECISIONS
 from service.core.memory.serving import KV_DTYPE_BYTES, QUANT_BITS
 from service.core.planning.train_plan import METHODS
 

@@ -7,8 +7,7 @@ from typing import cast
 
 from service.core.errors import InvalidInput
 from service.core.hardware.gpus import Gpu, find_gpu
-from service.core.job.request import EstimateRequest
-from service.core.job.spec import (
+from service.core.job.choices import (
     ACTIVATION_MODELS,
     LORA_TARGETS,
     OFFLOADS,
@@ -16,6 +15,10 @@ from service.core.job.spec import (
     PIPELINE_SCHEDULES,
     RECOMPUTE,
     TASKS,
+    check_recipe,
+)
+from service.core.job.request import EstimateRequest
+from service.core.job.spec import (
     FinetuneMethod,
     Job,
     Offload,
@@ -24,7 +27,6 @@ from service.core.job.spec import (
     Task,
 )
 from service.core.memory.overhead import ALLOCATOR_RESERVE, default_context_bytes
-from service.core.memory.precision import check_recipe
 from service.core.memory.serving import check_kv_dtype, check_quantization
 from service.core.model.architecture import Architecture
 from service.core.model.lookup import ResolvedModel, resolve_model

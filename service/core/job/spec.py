@@ -13,15 +13,6 @@ Recompute = Literal["none", "selective", "full"]
 Offload = Literal["none", "optimizer", "optimizer_and_params"]
 FinetuneMethod = Literal["full", "lora", "qlora"]
 
-TASKS: tuple[str, ...] = ("train", "finetune", "infer")
-RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
-OFFLOADS: tuple[str, ...] = ("none", "optimizer", "optimizer_and_params")
-PIPELINE_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
-ACTIVATION_MODELS: tuple[str, ...] = ("hf", "hf_cpu", "megatron", "korthikanti", "seed_s3")
-OVERHEAD_MODELS: tuple[str, ...] = ("measured", "flat_10pct")
-LORA_TARGETS: tuple[str, ...] = ("attention", "all_linear")
-
-
 @dataclass(frozen=True, slots=True)
 class Parallelism:
     """How the GPUs are split. dp x tp x pp x cp = GPUs; ep carves experts out of dp."""

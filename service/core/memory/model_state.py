@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.breakdown import Component
 from service.core.memory.lora import ADAPTER_BYTES_PER_PARAM, lora_params, nf4_bytes
@@ -168,7 +169,7 @@ def optimizer(job: Job) -> Component:
     n = _sharded(params, job.parallel, 1, per)
     formula = "P_trainable_rank x (master + moments) / zero1_shards"
     values = f"{params.total:,} x {per:g} B / {_shards(job.parallel, 1)}"
-    if job.optimizer == "adafactor":
+    if optimizer_name(job.optimizer).family == "adafactor":
         factored = adafactor_state_bytes(job.arch) // (job.parallel.tp * job.parallel.pp)
         n += round(factored / _shards(job.parallel, 1))
         formula += " + sum over matrices of (rows + cols) x 4 B"

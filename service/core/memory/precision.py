@@ -8,17 +8,7 @@ Adafactor (Shazeer & Stern 2018); Lion (Chen et al. 2023).
 
 from __future__ import annotations
 
-from typing import Literal
-
-from service.core.errors import InvalidInput
-
-Precision = Literal["fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8"]
-Optimizer = Literal["adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion"]
-Framework = Literal["deepspeed", "megatron", "fsdp", "hf"]
-
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8")
-OPTIMIZERS: tuple[str, ...] = ("adamw", "adamw_8bit", "sgd", "sgd_momentum", "adafactor", "lion")
-FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
+from service.core.job.choices import optimizer_name
 
 FP32_PARAM_FRAMEWORKS = ("hf", "fsdp")
 BNB_BLOCK = 2048  # bitsandbytes blockwise quantization: one fp32 absmax per 2048 values
@@ -80,23 +70,15 @@ def optimizer_state_bytes_per_param(optimizer: str, precision: str) -> float:
     Adafactor's factored moment is shape-dependent: see ``adafactor_state_bytes``.
     """
     state_dtype = 2 if precision == "bf16" else 4
+    optimizer = optimizer_name(optimizer).family
     if optimizer == "adamw":
         return 2 * state_dtype
     if optimizer == "adamw_8bit":
         return 2 * (1 + 4 / BNB_BLOCK)
     if optimizer in ("sgd_momentum", "lion"):
         return state_dtype
+    if optimizer == "lion_8bit":
+        return 1 + 4 / BNB_BLOCK
     if optimizer == "sgd":
         return 0
-    if optimizer == "adafactor":
-        return 0  # counted from matrix shapes, not per parameter
-    raise InvalidInput("optimizer", f"unknown optimizer {optimizer!r}", ", ".join(OPTIMIZERS))
-
-
-def check_recipe(precision: str, optimizer: str, framework: str) -> None:
-    if precision not in PRECISIONS:
-        raise InvalidInput("precision", f"unknown precision {precision!r}", ", ".join(PRECISIONS))
-    if optimizer not in OPTIMIZERS:
-        raise InvalidInput("optimizer", f"unknown optimizer {optimizer!r}", ", ".join(OPTIMIZERS))
-    if framework not in FRAMEWORKS:
-        raise InvalidInput("framework", f"unknown framework {framework!r}", ", ".join(FRAMEWORKS))
+    return 0  # adafactor: counted from matrix shapes, not per parameter
