@@ -24,7 +24,6 @@ from service.api import (
 )
 from service.limits import BodyLimitMiddleware
 from service.observability import Metrics, ObservabilityMiddleware, log, setup_logging
-from service.schemas.estimate_schemas import EstimateOut
 from service.schemas.problem import Problem
 from service.services import Services
 from service.settings import Settings
@@ -72,7 +71,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         return app.openapi_schema
     schema = get_openapi(title=app.title, version=app.version, description=app.description,
                          routes=app.routes)
-    _, extra = models_json_schema([(Problem, "serialization"), (EstimateOut, "serialization")],
+    _, extra = models_json_schema([(Problem, "serialization")],
                                   ref_template="#/components/schemas/{model}")
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     components.update(extra.get("$defs", {}))

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from service.answers import build_answer
+from service.answer_json import answer_dict, ask_dict
+from service.asking.answer_types import AskAnswer
+from service.asking.ask_flow import Asker
 from service.core.errors import InvalidInput, UnknownName
 from service.core.job.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
-from service.core.planning.entry import make_plan
-from service.core.report.estimate_report import estimate_to_text
-from service.core.report.plan_report import plan_to_dict, plan_to_text
+from service.core.report.answer_types import Answer
+from service.observability import Metrics
+from service.render.cli_text import answer_text
+from service.services import Services
+from service.settings import Settings
 
+_T = TypeVar("_T")
 BOOL_FIELDS = ("flash_attn", "sequence_parallel")
 HELP = {
     "model": "preset id or alias (llama-3-8b, 'Llama 3 8B') or a bare size ('7B')",
@@ -112,34 +119,38 @@ def _request(args: argparse.Namespace) -> EstimateRequest:
     return EstimateRequest(**values)
 
 
-def run_estimate(args: argparse.Namespace) -> int:
+async def _with_services(work: Callable[[Services, str], Awaitable[_T]]) -> _T:
+    """Run ``work`` on the service's own road (store, registry, caches) from the settings:
+    with ``FITCHECK_REDIS_URL`` set, a team's registered models answer here too."""
+    settings = Settings()
+    services = Services.open(settings, Metrics())
+    base = settings.public_url or f"http://{settings.host}:{settings.port}"
+    try:
+        return await work(services, base)
+    finally:
+        await services.close()
+
+
+def run_estimate(args: argparse.Namespace, fits_on: bool = False) -> int:
     request = _request(args)
-    if args.json:  # the body POST /v1/estimate answers (without the link, which needs a URL)
-        print(json.dumps(build_answer(request).body, indent=2))
-        return 0
-    answer = build_answer(request)
-    print(estimate_to_text(answer.estimate))
-    if answer.plan is not None:
-        title = "fewest GPUs of this type" if answer.plan.mode == "fewest" else "the given GPUs"
-        print(f"\nPlanner ({title}):\n" + plan_to_text(answer.plan))
-    return 0
 
+    async def work(services: Services, base: str) -> Answer:
+        return await services.estimates.answer(request, base, fits_on=fits_on)
 
-def run_plan(args: argparse.Namespace) -> int:
-    plan = make_plan(_request(args), fits_on=args.fits_on)
-    if args.json:
-        print(json.dumps(plan_to_dict(plan), indent=2))
-    else:
-        print(plan_to_text(plan))
+    answer = asyncio.run(_with_services(work))
+    print(json.dumps(answer_dict(answer), indent=2) if args.json else answer_text(answer))
     return 0
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    from service.asking.ask_flow import ask  # local: the parser is only needed here
-
     previous = json.loads(args.previous) if args.previous else None
-    result = ask(args.question, previous if isinstance(previous, dict) else None)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.reply)
+
+    async def work(services: Services, base: str) -> AskAnswer:
+        return await Asker(services.estimates, base).ask(
+            args.question, previous if isinstance(previous, dict) else None)
+
+    result = asyncio.run(_with_services(work))
+    print(json.dumps(ask_dict(result), indent=2) if args.json else result.reply)
     return 0
 
 
@@ -156,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_bot(http=args.http, port=args.port)
     try:
-        return run_plan(args) if args.command == "plan" else run_estimate(args)
+        return run_estimate(args, fits_on=args.command == "plan" and args.fits_on)
     except InvalidInput as exc:
         print(f"fitcheck: {exc.field}: {exc.message}. Accepted: {exc.accepted}.", file=sys.stderr)
     except UnknownName as exc:

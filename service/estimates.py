@@ -1,4 +1,5 @@
-"""Answering estimate requests at the edge: registered names, the cache, timings, the link.
+"""The one road every answer takes at the edge (``POST /v1/estimate``, permalinks, ``/v1/ask``,
+the command line): registered names, the caches, timings and the link.
 
 The core stays pure: a registered model's name is replaced by its architecture here, before
 the engine sees the request.
@@ -13,10 +14,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from service.answers import build_answer
+from service.answer_json import answer_bytes, answer_dict, answer_from_dict
+from service.answers import compute_answer
 from service.core.job.request import EstimateRequest
 from service.core.model.lookup import BARE_SIZE
 from service.core.model.presets import lookup_preset
+from service.core.report.answer_types import Answer
 from service.fingerprint import engine_fingerprint
 from service.observability import Metrics
 from service.permalink import link, normalise, query_string
@@ -61,31 +64,30 @@ class Estimates:
         return f"est:{engine_fingerprint()}:{'f' if fits_on else 'a'}:{digest}"
 
     async def answer(self, request: EstimateRequest, base_url: str,
-                     fits_on: bool = False) -> dict[str, Any]:
-        """The answer's JSON body, from the cache when there, with its permalink."""
+                     fits_on: bool = False) -> Answer:
+        """The answer, from the cache when there, with its permalink."""
         return await self._answer_prepared(await self.prepare(request), base_url, fits_on)
 
     async def _answer_prepared(self, prepared: Prepared, base_url: str,
-                               fits_on: bool) -> dict[str, Any]:
+                               fits_on: bool) -> Answer:
         """The shared cache holds answers that ran the planner (milliseconds of work, worth a
         store round trip); an estimate alone takes ~0.1 ms, less than one Redis round trip
         (~0.2 ms), so it is computed in place."""
         key = self.key(prepared, fits_on)
         shared = fits_on or prepared.engine.gpu is not None  # the planner runs
-        body = await self._cached(key) if shared else None
-        if body is None:
+        answer = await self._cached(key) if shared else None
+        if answer is None:
             if not shared:
                 self.metrics.cache_misses.inc()
-            result = build_answer(prepared.engine, fits_on=fits_on)
+            result = compute_answer(prepared.engine, fits_on=fits_on)
             self.metrics.estimate_seconds.observe(result.estimate_s)
             if result.planner_s:
                 self.metrics.planner_seconds.observe(result.planner_s)
-            body = result.body
+            answer = result.answer
             if shared:
                 with contextlib.suppress(StoreUnavailable):
-                    await self.store.cache_set(key, json.dumps(body), self.ttl_s)
-        body["link"] = link(base_url, prepared.canonical)
-        return body
+                    await self.store.cache_set(key, json.dumps(answer_dict(answer)), self.ttl_s)
+        return replace(answer, link=link(base_url, prepared.canonical))
 
     async def answer_json(self, stated: dict[str, Any], base_url: str) -> bytes:
         """``POST /v1/estimate``'s JSON body, as bytes.
@@ -103,16 +105,14 @@ class Estimates:
             return ready
         request = EstimateRequest(**stated)
         prepared = await self.prepare(request)
-        body = await self._answer_prepared(prepared, base_url, fits_on=False)
-        data = json.dumps(body, ensure_ascii=False, allow_nan=False,
-                          separators=(",", ":")).encode()
+        data = answer_bytes(await self._answer_prepared(prepared, base_url, fits_on=False))
         if not prepared.registered_arch:
             self._hot[hot_key] = data
             if len(self._hot) > HOT_ENTRIES:
                 self._hot.popitem(last=False)
         return data
 
-    async def _cached(self, key: str) -> dict[str, Any] | None:
+    async def _cached(self, key: str) -> Answer | None:
         try:
             text = await self.store.cache_get(key)
         except StoreUnavailable:
@@ -121,5 +121,4 @@ class Estimates:
             self.metrics.cache_misses.inc()
             return None
         self.metrics.cache_hits.inc()
-        found: dict[str, Any] = json.loads(text)
-        return found
+        return answer_from_dict(json.loads(text))

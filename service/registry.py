@@ -17,6 +17,8 @@ from service.core.model.params import active_parameter_count, parameter_count
 from service.core.model.presets import ModelPreset, all_presets, lookup_preset, name_key, suggestions
 from service.store.base import Store, StoreUnavailable
 
+IDS_TTL_S = 5.0  # how stale another replica's list of registered ids may be in chat
+
 
 class Conflict(Exception):
     """The id is taken (a built-in model, or a registered model with another architecture)."""
@@ -79,6 +81,7 @@ class Registry:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.mirror: dict[str, dict[str, Any]] = {}
+        self._ids_at = float("-inf")
 
     async def register(self, document: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Store a new model; (document, True) when created, (existing, False) when the same
@@ -119,6 +122,15 @@ class Registry:
         documents = [json.loads(v) for _, v in sorted(found.items())]
         self.mirror.update({d["id"]: d for d in documents})
         return documents, True
+
+    async def ids(self) -> tuple[str, ...]:
+        """Registered model ids, refreshed from the store at most every ``IDS_TTL_S`` seconds
+        (a model registered on this replica is known at once)."""
+        now = time.monotonic()
+        if now - self._ids_at > IDS_TTL_S:
+            self._ids_at = now
+            await self.all()
+        return tuple(self.mirror)
 
     def suggest(self, name: str) -> list[str]:
         """Closest preset ids, then mirrored registered ids that share the name's key."""

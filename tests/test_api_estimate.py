@@ -55,7 +55,7 @@ def test_gpu_with_count_answers_for_that_count(api: TestClient) -> None:
     assert body["fits"] is False  # as stated: ZeRO-3, no recompute, 32 GB of activations
     assert body["planner"]["fits"] is True  # the planner's layout on 8 GPUs fits
     assert body["min_gpus"] == 4
-    assert body["planner"]["mode"] == "given" and body["planner"]["plan"]["gpus"] == 8
+    assert body["planner"]["mode"] == "given" and body["planner"]["layout"]["plan"]["gpus"] == 8
     assert body["compute"]["gpu_hours"] > 0
 
 

@@ -36,7 +36,8 @@ def test_json_has_the_api_fields(capsys: pytest.CaptureFixture[str]) -> None:
     assert per["total"] == sum(v for k, v in per.items() if k != "total")
     assert body["plan"]["dp"] == 8 and body["plan"]["zero_stage"] == 3
     assert body["gpu"] == "a100-40gb" and isinstance(body["fits"], bool)
-    assert all({"formula", "values", "source"} <= set(f) for f in body["formulas"])
+    assert all({"expression", "terms", "bytes", "values", "source"} <= set(f)
+               for f in body["formulas"])
     assert body["assumptions"]
 
 

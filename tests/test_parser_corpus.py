@@ -11,9 +11,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from ask_support import ask
 from parser_corpus import check, load
 
-from service.asking.ask_flow import ask
 from service.parser.types import INTENTS
 
 CASES = load()

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ask_support import ask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.asking.ask_flow import ask
 from service.parser import parse
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.normalize import MAX_CHARS

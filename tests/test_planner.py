@@ -6,16 +6,17 @@ import json
 from dataclasses import replace
 
 import pytest
+from engine_support import plan_assumption_lines, plan_of, verdict_of
 from test_seeds import S3_ARCH
 
-from service.answers import build_answer
+from service.answers import compute_answer
 from service.cli import main
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
-from service.core.planning.entry import make_plan
 from service.core.planning.layouts import violations
 from service.core.planning.plan_types import Plan
+from service.render.cli_text import answer_text
 
 GB = 1e9
 DONE_MEANS = EstimateRequest(model="7B", seq_len=4096, zero_stage=3, gpu="a100-40gb")
@@ -36,14 +37,14 @@ def assert_valid(plan: Plan, request: EstimateRequest) -> None:
 
 
 def test_done_means_7b_seq_4096_zero3_on_a100_40gb() -> None:
-    plan = make_plan(DONE_MEANS)
+    plan = plan_of(DONE_MEANS)
     assert_valid(plan, DONE_MEANS)
     assert plan.gpus == plan.min_gpus == 4
     lay = plan.layout
     assert lay is not None
     assert (lay.dp, lay.zero_stage, lay.recompute, lay.micro_batch) == (4, 3, "full", 1)
-    assert plan.verdict.startswith("Fits on 4x NVIDIA A100 40GB")
-    assert "ZeRO-3 + full recompute" in plan.verdict
+    assert verdict_of(plan).startswith("Fits on 4x NVIDIA A100 40GB")
+    assert "ZeRO-3 + full recompute" in verdict_of(plan)
     # why: recompute is needed, fewer GPUs cannot hold the states, and the layout is the fastest
     assert any("full recompute is needed" in w for w in plan.why)
     assert any("fastest of" in w for w in plan.why)
@@ -51,10 +52,10 @@ def test_done_means_7b_seq_4096_zero3_on_a100_40gb() -> None:
 
 
 def test_the_plan_breakdown_is_the_engines_estimate_of_that_layout() -> None:
-    plan = make_plan(DONE_MEANS)
-    from service.core.memory.estimate_job import estimate
+    plan = plan_of(DONE_MEANS)
+    from engine_support import estimate_of
 
-    same = estimate(replace(DONE_MEANS, gpu_count=4, recompute="full"))
+    same = estimate_of(replace(DONE_MEANS, gpu_count=4, recompute="full"))
     assert plan.estimate is not None
     assert plan.estimate.per_gpu_bytes == same.per_gpu_bytes
 
@@ -72,7 +73,7 @@ def test_cli_plan_prints_the_verdict_first(capsys: pytest.CaptureFixture[str]) -
     body = json.loads(capsys.readouterr().out)
     assert body["min_gpus"] == 4 and body["fits"] is True
     assert {"dp", "tp", "pp", "cp", "zero_stage", "recompute", "micro_batch"} <= set(body["plan"])
-    assert body["per_gpu_bytes"]["total"] <= body["budget_bytes"]
+    assert body["per_gpu_bytes"]["total"] <= body["planner"]["budget_bytes"]
     assert body["fits_on"] == []
 
 
@@ -86,10 +87,10 @@ def test_estimate_without_a_count_also_answers_the_fewest_gpus(
     assert main([*argv, "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["min_gpus"] == 4
-    assert body["planner"]["plan"]["zero_stage"] == 3
-    given = build_answer(replace(DONE_MEANS, gpu_count=8))
-    assert given.estimate.layout["gpus"] == 8
-    assert given.plan is not None and given.plan.mode == "given" and given.plan.gpus == 8
+    assert body["planner"]["layout"]["plan"]["zero_stage"] == 3
+    given = compute_answer(replace(DONE_MEANS, gpu_count=8)).answer
+    assert given.plan.gpus == 8
+    assert given.planner is not None and given.planner.mode == "given" and given.planner.gpus == 8
 
 
 # S3: the seed's naive counts on request; the real plan valid and explained.
@@ -98,7 +99,7 @@ S3 = EstimateRequest(arch=S3_ARCH.to_dict(), params_b=7, seq_len=4096, global_ba
 
 
 def test_s3_seed_counts_reproduced_on_request_and_explained() -> None:
-    plan = make_plan(replace(S3, method="seed_even_split"))
+    plan = plan_of(replace(S3, method="seed_even_split"))
     counts = [c.gpus for c in plan.seed_counts]
     assert counts == [924, 427, 278, 15, 8]
     by_count = {c.gpus: c for c in plan.seed_counts}
@@ -113,22 +114,19 @@ def test_s3_seed_counts_reproduced_on_request_and_explained() -> None:
 
 def test_s3_real_plan_is_physically_valid() -> None:
     for request in (S3, replace(S3, method="seed_even_split")):
-        plan = make_plan(request)
+        plan = plan_of(request)
         assert_valid(plan, request)
         lay = plan.layout
         assert lay is not None
         assert lay.dp * lay.micro_batch * lay.grad_accum == 128
         assert lay.dp <= 128 // lay.micro_batch
-    text_plan = make_plan(replace(S3, method="seed_even_split"))
-    from service.core.report.plan_report import plan_to_text
-
-    text = plan_to_text(text_plan)
+    text = answer_text(compute_answer(replace(S3, method="seed_even_split")).answer)
     assert "924" in text and "cannot run as stated" in text
     assert text.index("The S3 seed's") < text.index("Layout:")
 
 
 def test_s3_counts_only_for_the_stated_configuration() -> None:
-    plan = make_plan(replace(S3, method="seed_even_split", zero_stage=3, recompute="full",
+    plan = plan_of(replace(S3, method="seed_even_split", zero_stage=3, recompute="full",
                              flash_attn=True))
     assert [c.gpus for c in plan.seed_counts] == [8]
 
@@ -137,42 +135,43 @@ def test_unknown_method_is_rejected() -> None:
     from service.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput) as err:
-        make_plan(replace(S3, method="guess"))
+        plan_of(replace(S3, method="guess"))
     assert err.value.field == "method"
 
 
 # S5: compute, time and cost through the planner.
 def test_s5_time_and_cost_through_the_planner() -> None:
     request = EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb", gpu_count=256, mfu=0.4)
-    plan = make_plan(request)
+    plan = plan_of(request)
     assert plan.fits and plan.gpus == 256
-    seed = plan.compute_6nd
-    assert seed is not None
+    assert plan.compute is not None
+    seed = plan.compute.textbook
     assert seed.total_flops == pytest.approx(4.2e22)
     assert seed.seconds == pytest.approx(4.15e5, rel=0.002)
     assert seed.days == pytest.approx(4.8, abs=0.05)
     assert seed.gpu_hours == pytest.approx(29_500, rel=0.002)
     assert seed.cost == pytest.approx(seed.gpu_hours * find_gpu("h100-80gb").price_per_gpu_hour_usd)
-    full = plan.compute
-    assert full is not None and full.total_flops > seed.total_flops  # + the attention term
+    full = plan.compute.full
+    assert full.total_flops > seed.total_flops  # + the attention term
     assert full.compute_optimal_tokens == pytest.approx(20 * 7e9)
 
 
 def test_recompute_slows_the_planned_time() -> None:
     request = replace(DONE_MEANS, tokens=1e10, price_per_gpu_hour=1.0)
-    plan = make_plan(request)
-    assert plan.compute is not None and plan.compute_6nd is not None
+    plan = plan_of(request)
+    assert plan.compute is not None
+    full, textbook = plan.compute.full, plan.compute.textbook
     assert plan.layout is not None and plan.layout.recompute == "full"
     # 4/3 for the extra forward, on top of the attention term
-    ratio = plan.compute.seconds / plan.compute_6nd.seconds
-    assert ratio == pytest.approx(4 / 3 * plan.compute.flops_per_token / 6 / 7e9, rel=1e-6)
-    assert plan.compute.cost == pytest.approx(plan.compute.gpu_hours)
+    ratio = full.seconds / textbook.seconds
+    assert ratio == pytest.approx(4 / 3 * full.flops_per_token / 6 / 7e9, rel=1e-6)
+    assert full.cost == pytest.approx(full.gpu_hours)
 
 
 # Given GPUs: fits or not, by how much, and the cheapest fix.
 def test_given_gpus_that_fit_get_the_best_layout() -> None:
     request = replace(DONE_MEANS, gpu_count=8)
-    plan = make_plan(request)
+    plan = plan_of(request)
     assert plan.mode == "given" and plan.fits and plan.gpus == 8
     assert plan.min_gpus == 4
     assert plan.fix is None
@@ -181,10 +180,10 @@ def test_given_gpus_that_fit_get_the_best_layout() -> None:
 def test_given_gpus_short_says_by_how_much_and_the_cheapest_fix() -> None:
     request = EstimateRequest(model="llama-3.1-70b", seq_len=8192, global_batch=512,
                               gpu="h100-80gb", gpu_count=8)
-    plan = make_plan(request)
+    plan = plan_of(request)
     assert not plan.fits and plan.gpus == 8
     assert plan.shortfall_bytes is not None and plan.shortfall_bytes > 0
-    assert plan.verdict.startswith("Does not fit on 8x NVIDIA H100 80GB SXM")
+    assert verdict_of(plan).startswith("Does not fit on 8x NVIDIA H100 80GB SXM")
     fixes = [plan.fix, *plan.other_fixes]
     assert plan.fix is not None
     changes = " | ".join(f.change for f in fixes if f is not None)
@@ -196,7 +195,7 @@ def test_given_gpus_short_says_by_how_much_and_the_cheapest_fix() -> None:
 
 def test_a_pinned_knob_is_the_cheapest_fix() -> None:
     request = replace(DONE_MEANS, gpu_count=4, recompute="none", tp=1)
-    plan = make_plan(request)
+    plan = plan_of(request)
     assert not plan.fits
     assert plan.fix is not None and plan.fix.change.startswith("recompute=full instead of none")
     assert plan.fix.gpus == 4 and plan.fix.total_bytes is not None
@@ -204,18 +203,18 @@ def test_a_pinned_knob_is_the_cheapest_fix() -> None:
 
 
 def test_headroom_is_stated_and_overridable() -> None:
-    tight = make_plan(replace(DONE_MEANS, memory_headroom=0.75))
-    loose = make_plan(DONE_MEANS)
+    tight = plan_of(replace(DONE_MEANS, memory_headroom=0.75))
+    loose = plan_of(DONE_MEANS)
     assert tight.budget_bytes < loose.budget_bytes
     assert tight.gpus is not None and loose.gpus is not None and tight.gpus >= loose.gpus
-    assert any("plan to 95% of usable memory" in a for a in loose.assumptions)
+    assert any("plan to 95% of usable memory" in a for a in plan_assumption_lines(loose))
 
 
 # The fits-on table.
 def test_fits_on_covers_the_catalog() -> None:
     request = EstimateRequest(model="llama-3.1-70b", seq_len=8192, global_batch=512,
                               gpu="h100-80gb")
-    plan = make_plan(request, fits_on=True)
+    plan = plan_of(request, fits_on=True)
     rows = {r.gpu_id: r for r in plan.fits_on}
     assert set(rows) == {g.id for g in all_gpus()}
     assert rows["h100-80gb"].gpus == plan.gpus == 16
@@ -228,9 +227,9 @@ def test_fits_on_covers_the_catalog() -> None:
 
 
 def test_without_a_gpu_the_plan_is_the_fits_on_table() -> None:
-    plan = make_plan(EstimateRequest(model="llama-3-8b", seq_len=4096, global_batch=64))
+    plan = plan_of(EstimateRequest(model="llama-3-8b", seq_len=4096, global_batch=64))
     assert plan.mode == "catalog" and len(plan.fits_on) == len(all_gpus())
-    assert plan.verdict.startswith("No GPU given. Cheapest per hour:")
+    assert verdict_of(plan).startswith("No GPU given. Cheapest per hour:")
 
 
 # Bigger models: the layouts an infrastructure engineer would expect.
@@ -241,7 +240,7 @@ def test_without_a_gpu_the_plan_is_the_fits_on_table() -> None:
 )
 def test_large_models_on_h100(model: str, seq: int, batch: int, gpus: int) -> None:
     request = EstimateRequest(model=model, seq_len=seq, global_batch=batch, gpu="h100-80gb")
-    plan = make_plan(request)
+    plan = plan_of(request)
     assert_valid(plan, request)
     assert plan.gpus == gpus
     assert plan.layout is not None and plan.layout.tp <= 8
@@ -253,34 +252,34 @@ SERVE_70B = EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384, 
 
 
 def test_serving_fewest_gpus_for_weights_and_kv() -> None:
-    plan = make_plan(SERVE_70B)
-    assert plan.fits and plan.gpus == 8 and plan.serving["tp"] == 8
+    plan = plan_of(SERVE_70B)
     s = plan.serving
-    assert s["max_concurrent_sequences"] >= 50
+    assert plan.fits and plan.gpus == 8 and s is not None and s.tp == 8
+    assert s.max_concurrent >= 50
     assert any("fewer GPUs do not fit: on 4" in w for w in plan.why)
     # the vLLM budget: fraction x capacity - weights - activation peak - non-torch - graphs
     cap = find_gpu("h100-80gb").memory_bytes_usable
-    budget = round(cap * 0.9) - s["weights_bytes"] - s["workspace_bytes"] - s["fixed_bytes"]
-    assert s["kv_budget_bytes"] == budget
-    assert s["max_concurrent_sequences"] == budget // s["kv_per_sequence_bytes"]
-    assert plan.verdict.startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 8x")
+    budget = round(cap * 0.9) - s.weights_bytes - s.workspace_bytes - s.fixed_bytes
+    assert s.kv_budget_bytes == budget
+    assert s.max_concurrent == budget // s.kv_per_sequence_bytes
+    assert verdict_of(plan).startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 8x")
 
 
 def test_serving_concurrency_on_given_gpus() -> None:
-    four = make_plan(replace(SERVE_70B, gpu_count=4))
+    four = plan_of(replace(SERVE_70B, gpu_count=4))
     assert four.mode == "given" and not four.fits and four.min_gpus == 8
-    assert 0 < four.serving["max_concurrent_sequences"] < 50
-    assert "Does not serve" in four.verdict
-    sixteen = make_plan(replace(SERVE_70B, gpu_count=16))
-    assert (sixteen.serving["tp"], sixteen.serving["pp"]) == (8, 2)
-    assert sixteen.serving["max_concurrent_sequences"] > 2 * four.serving[
-        "max_concurrent_sequences"]
+    assert four.serving is not None and 0 < four.serving.max_concurrent < 50
+    assert "Does not serve" in verdict_of(four)
+    sixteen = plan_of(replace(SERVE_70B, gpu_count=16))
+    assert sixteen.serving is not None
+    assert (sixteen.serving.tp, sixteen.serving.pp) == (8, 2)
+    assert sixteen.serving.max_concurrent > 2 * four.serving.max_concurrent
 
 
 def test_serving_fits_on_quantized() -> None:
     request = replace(SERVE_70B, quantization="awq", concurrent=8, seq_len=8192,
                       gpu="rtx4090-24gb")
-    plan = make_plan(request, fits_on=True)
+    plan = plan_of(request, fits_on=True)
     assert plan.fits and plan.gpus is not None and plan.gpus <= 4
     assert {r.gpu_id for r in plan.fits_on} == {g.id for g in all_gpus()}
 
@@ -294,7 +293,7 @@ def test_cached_totals_are_the_engines_totals() -> None:
     request = EstimateRequest(model="llama-3-8b", seq_len=4096, global_batch=4,
                               gpu="a100-40gb")
     resolved = resolve(request)
-    searcher = make_searcher(request, resolved, find_gpu("a100-40gb"))
+    searcher = make_searcher(resolved, find_gpu("a100-40gb"))
     layouts = [lay for gpus in (4, 8, 16) for s in structures(gpus, searcher.space)
                for lay in knob_layouts(searcher.space, s)]
     assert any(lay.pp > lay.grad_accum for lay in layouts)
@@ -306,7 +305,7 @@ def test_cached_totals_are_the_engines_totals() -> None:
 
 def test_hf_trainer_plans_use_data_parallelism_only() -> None:
     # HF Trainer / accelerate without Megatron has no tensor, pipeline or context parallelism.
-    plan = make_plan(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
+    plan = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
                                      gpu="a100-80gb"))
     assert plan.layout is not None and plan.fits
     assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)

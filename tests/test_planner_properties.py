@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from engine_support import plan_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +12,6 @@ from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.model.presets import all_presets
-from service.core.planning.entry import make_plan
 from service.core.planning.layouts import violations
 
 PRESETS = sorted(p.id for p in all_presets())
@@ -35,9 +35,9 @@ def test_every_planned_layout_obeys_the_rules(request: EstimateRequest) -> None:
     arch = resolve(EstimateRequest(model=request.model)).job.arch
     if arch.positions == "learned" and (request.seq_len or 0) > arch.max_positions:
         with pytest.raises(InvalidInput):  # GPT-2 cannot take more than its position table
-            make_plan(request)
+            plan_of(request)
         return
-    plan = make_plan(request)
+    plan = plan_of(request)
     if not plan.fits:
         assert plan.gpus is None and plan.min_gpus is None
         return

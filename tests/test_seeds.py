@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from engine_support import assumption_lines, estimate_of
 
 from service.core.compute.training_time import training_time
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
-from service.core.memory.estimate_job import estimate
 from service.core.memory.serving import kv_cache_bytes, serving_weight_bytes
 from service.core.model.architecture import Architecture
 from service.core.model.params import parameter_count
@@ -33,7 +33,7 @@ S1 = EstimateRequest(
 
 
 def test_s1_breakdown_matches_the_seed_to_a_tenth_of_a_gb() -> None:
-    per = estimate(S1).per_gpu_bytes
+    per = estimate_of(S1).per_gpu_bytes
     assert gb(per["weights"]) == 16.1
     assert gb(per["gradients"]) == 16.1
     assert gb(per["optimizer"]) == 96.4
@@ -48,12 +48,12 @@ def test_s1_breakdown_matches_the_seed_to_a_tenth_of_a_gb() -> None:
      ("mi300x-192gb", True)],
 )
 def test_s1_fits_on(gpu: str, fits: bool) -> None:
-    assert estimate(replace(S1, gpu=gpu)).fits is fits
+    assert estimate_of(replace(S1, gpu=gpu)).fits is fits
 
 
 def test_s1_b200_fits() -> None:
     b200 = next(g for g in ("b200-192gb", "b200-180gb") if _known_gpu(g))
-    assert estimate(replace(S1, gpu=b200)).fits is True
+    assert estimate_of(replace(S1, gpu=b200)).fits is True
 
 
 def _known_gpu(name: str) -> bool:
@@ -65,23 +65,24 @@ def _known_gpu(name: str) -> bool:
 
 
 def test_s1_default_answer_differs_and_says_why() -> None:
-    default = estimate(EstimateRequest(model="llama-3-8b", seq_len=4096, recompute="selective"))
+    request = EstimateRequest(model="llama-3-8b", seq_len=4096, recompute="selective")
+    default = estimate_of(request)
     # HF activation profile includes the fp32 logits of a 128k vocabulary; no flat 10%.
-    assert default.per_gpu_bytes["activations"] != estimate(S1).per_gpu_bytes["activations"]
-    assert any("activation profile" in a for a in default.assumptions)
+    assert default.per_gpu_bytes["activations"] != estimate_of(S1).per_gpu_bytes["activations"]
+    assert any("activation profile" in a for a in assumption_lines(request))
 
 
 # S2: model states under ZeRO, 7B on 8 GPUs (16 bytes/param mixed-precision AdamW).
 @pytest.mark.parametrize(("stage", "expected_gb"), [(0, 112.0), (1, 38.5), (2, 26.25), (3, 14.0)])
 def test_s2_model_states_per_gpu(stage: int, expected_gb: float) -> None:
-    est = estimate(EstimateRequest(params_b=7, gpu_count=8, zero_stage=stage))
+    est = estimate_of(EstimateRequest(params_b=7, gpu_count=8, zero_stage=stage))
     states = sum(est.per_gpu_bytes[k] for k in ("weights", "gradients", "optimizer"))
     assert states / GB == pytest.approx(expected_gb, abs=0.01)
 
 
 def test_s2_70b_tp8_pp4_dp4_zero1() -> None:
-    est = estimate(EstimateRequest(params_b=70, gpu_count=128, tp=8, pp=4, zero_stage=1))
-    assert est.layout["dp"] == 4
+    est = estimate_of(EstimateRequest(params_b=70, gpu_count=128, tp=8, pp=4, zero_stage=1))
+    assert est.job.parallel.dp == 4
     states = sum(est.per_gpu_bytes[k] for k in ("weights", "gradients", "optimizer"))
     # The seed divides 70B evenly by 32 (15.3 GB); fitcheck puts the embedding on the first
     # stage and the LM head on the last, so the busiest rank holds ~1% more.
@@ -136,7 +137,7 @@ def test_s3_one_sequence_alone_holds_86_gb() -> None:
 @pytest.mark.parametrize(("size", "fp32", "fp16"), [(7, 28, 14), (13, 52, 26), (70, 280, 140)])
 def test_s4_weights(size: int, fp32: float, fp16: float) -> None:
     for quant, expected in (("fp32", fp32), ("fp16", fp16)):
-        est = estimate(EstimateRequest(params_b=size, task="infer", quantization=quant))
+        est = estimate_of(EstimateRequest(params_b=size, task="infer", quantization=quant))
         assert est.per_gpu_bytes["weights"] / GB == pytest.approx(expected, rel=1e-6)
 
 
@@ -164,7 +165,7 @@ def test_s4_qwen25_7b_kv_cache_corrected() -> None:
 
 
 def test_s4_training_model_states() -> None:
-    est = estimate(EstimateRequest(params_b=7, seq_len=4096, micro_batch=32))
+    est = estimate_of(EstimateRequest(params_b=7, seq_len=4096, micro_batch=32))
     per = est.per_gpu_bytes
     assert (per["weights"], per["gradients"], per["optimizer"]) == (14 * 10**9, 14 * 10**9,
                                                                      84 * 10**9)
@@ -185,12 +186,12 @@ def test_s5_compute_and_time() -> None:
 def test_s5_activation_example_is_235_gb_not_67() -> None:
     arch = Architecture(layers=24, hidden=4096, heads=16, ffn=16384, vocab=50257, mlp="plain",
                         norm="layernorm", name="s5")
-    est = estimate(EstimateRequest(arch=arch.to_dict(), seq_len=128, micro_batch=512,
+    est = estimate_of(EstimateRequest(arch=arch.to_dict(), seq_len=128, micro_batch=512,
                                    activation_model="korthikanti", flash_attn=False))
     assert est.per_gpu_bytes["activations"] / GB == pytest.approx(235.1, abs=0.05)
 
 
 def test_s5_pure_fp32_is_16_bytes_per_param() -> None:
-    est = estimate(EstimateRequest(params_b=7, precision="fp32"))
+    est = estimate_of(EstimateRequest(params_b=7, precision="fp32"))
     per = est.per_gpu_bytes
     assert per["weights"] + per["gradients"] + per["optimizer"] == 16 * 7 * 10**9

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from engine_support import estimate_of, plan_of
 
+from service.answer_json import answer_dict
+from service.answers import compute_answer
 from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
-from service.core.memory.estimate_job import estimate
 from service.core.memory.serving import kv_bytes_per_token, kv_cache_bytes, serving_weight_bytes
 from service.core.model.params import parameter_count
 from service.core.model.presets import find_preset
@@ -53,63 +55,60 @@ def test_sliding_window_layers_cap_their_cache() -> None:
 def test_tensor_parallel_serving_splits_weights_and_kv() -> None:
     base = EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384, batch=8,
                            gpu="h100-80gb")
-    one = estimate(base).per_gpu_bytes
-    four = estimate(replace(base, gpu_count=4)).per_gpu_bytes
+    one = estimate_of(base).per_gpu_bytes
+    four = estimate_of(replace(base, gpu_count=4)).per_gpu_bytes
     assert four["weights"] == pytest.approx(one["weights"] / 4, rel=1e-6)
     assert four["kv_cache"] == pytest.approx(one["kv_cache"] / 4, rel=1e-6)
 
 
 def test_kv_heads_replicate_when_tp_exceeds_them() -> None:
     base = EstimateRequest(model="llama-3-8b", task="infer", seq_len=8192, batch=4)
-    tp8 = estimate(replace(base, gpu_count=8)).per_gpu_bytes["kv_cache"]
-    tp16 = estimate(replace(base, gpu_count=16)).per_gpu_bytes["kv_cache"]
+    tp8 = estimate_of(replace(base, gpu_count=8)).per_gpu_bytes["kv_cache"]
+    tp16 = estimate_of(replace(base, gpu_count=16)).per_gpu_bytes["kv_cache"]
     assert tp16 == tp8  # 8 KV heads: beyond tp=8 each GPU still keeps one head
 
 
 def test_max_concurrent_sequences_budgeted_like_vllm() -> None:
     base = EstimateRequest(model="llama-3.1-8b", task="infer", seq_len=8192, gpu="h100-80gb")
-    est = estimate(base)
-    per_seq = est.extra["kv_bytes_per_sequence"]
+    est = estimate_of(base)
+    per_seq = est.details["kv_bytes_per_sequence"]
     assert per_seq == 8192 * 128 * 1024
-    n = est.extra["max_concurrent_sequences"]
+    n = est.details["max_concurrent_sequences"]
     assert isinstance(n, int)
     # 0.9 x 79 GiB - 16 GB weights - workspace - 1.5 GiB: about 50 GB of KV, ~46 sequences
     assert 40 <= n <= 55
-    longer = estimate(replace(base, seq_len=32768)).extra["max_concurrent_sequences"]
+    longer = estimate_of(replace(base, seq_len=32768)).details["max_concurrent_sequences"]
     assert isinstance(longer, int) and longer < n / 3
 
 
 def test_serving_fits_flag_and_no_training_components() -> None:
-    est = estimate(EstimateRequest(model="llama-3.1-70b", task="infer", gpu="h100-80gb"))
+    est = estimate_of(EstimateRequest(model="llama-3.1-70b", task="infer", gpu="h100-80gb"))
     assert est.fits is False  # 141 GB of bf16 weights
     assert est.per_gpu_bytes["optimizer"] == est.per_gpu_bytes["gradients"] == 0
-    assert estimate(EstimateRequest(model="llama-3.1-70b", quantization="awq", task="infer",
+    assert estimate_of(EstimateRequest(model="llama-3.1-70b", quantization="awq", task="infer",
                                     gpu="h100-80gb")).fits is True
 
 
 @pytest.mark.parametrize(("field", "value"), [("quantization", "int3"), ("kv_cache_dtype", "fp6")])
 def test_unknown_formats_are_named(field: str, value: str) -> None:
     with pytest.raises(InvalidInput) as err:
-        estimate(EstimateRequest(model="llama-3-8b", task="infer", **{field: value}))
+        estimate_of(EstimateRequest(model="llama-3-8b", task="infer", **{field: value}))
     assert err.value.field == field
 
 
 def test_planned_serving_layout_reports_its_own_per_gpu_figures() -> None:
-    from service.answers import build_answer
-
-    body = build_answer(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
-                                        concurrent=64, gpu="h100-80gb")).body
+    body = answer_dict(compute_answer(EstimateRequest(
+        model="llama-3.1-70b", task="infer", seq_len=32768, concurrent=64,
+        gpu="h100-80gb")).answer)
     lay, per = body["plan"], body["per_gpu_bytes"]
     assert lay["tp"] * lay["pp"] == lay["gpus"] == body["min_gpus"]
-    weights = estimate(EstimateRequest(model="llama-3.1-70b", task="infer")).per_gpu_bytes["weights"]
+    weights = estimate_of(EstimateRequest(model="llama-3.1-70b", task="infer")).per_gpu_bytes["weights"]
     assert per["weights"] == pytest.approx(weights / lay["gpus"], rel=0.01)
     assert per["total"] <= 0.9 * 85e9  # within vLLM's 90% of an H100's usable memory
 
 
 def test_a_stated_tensor_parallel_size_stays_fixed_in_the_serving_plan() -> None:
-    from service.core.planning.entry import make_plan
-
-    plan = make_plan(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
+    plan = plan_of(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
                                      concurrent=64, tp=4, gpu="h100-80gb"))
-    assert plan.fits and plan.serving["tp"] == 4
-    assert plan.gpus == 4 * plan.serving["pp"]
+    assert plan.fits and plan.serving is not None and plan.serving.tp == 4
+    assert plan.gpus == 4 * plan.serving.pp

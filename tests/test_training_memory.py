@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from engine_support import assumption_lines, estimate_of
 
+from service.answers import compute_answer
 from service.core.errors import InvalidInput, UnknownName
 from service.core.job.request import EstimateRequest
-from service.core.memory.estimate_job import estimate
 from service.core.memory.lora import lora_params
 from service.core.model.presets import find_preset
 
@@ -17,7 +18,7 @@ P = 8_030_261_248
 
 
 def per_gpu(**changes: object) -> dict[str, int]:
-    return estimate(replace(BASE, **changes)).per_gpu_bytes  # type: ignore[arg-type]
+    return estimate_of(replace(BASE, **changes)).per_gpu_bytes  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -70,7 +71,7 @@ def test_hsdp_shards_within_the_group_only() -> None:
 def test_tensor_and_pipeline_parallelism_split_the_model() -> None:
     tp8 = per_gpu(tp=8, gpu_count=8)
     assert tp8["weights"] == pytest.approx(2 * P / 8, rel=0.01)
-    pp4 = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=16))
+    pp4 = estimate_of(replace(BASE, pp=4, gpu_count=4, global_batch=16))
     # the busiest stage holds 8 layers plus the LM head (128256 x 4096)
     layer_share = (P - 2 * 128256 * 4096) / 4
     assert pp4.per_gpu_bytes["weights"] == pytest.approx(2 * (layer_share + 128256 * 4096),
@@ -81,8 +82,8 @@ def test_recompute_orders_activations() -> None:
     none, sel, full = (per_gpu(recompute=r)["activations"] for r in ("none", "selective", "full"))
     assert full < sel <= none
     # full recompute keeps one 2-byte hidden vector per token per layer, plus the logits term
-    est = estimate(replace(BASE, recompute="full"))
-    assert est.extra["activation_non_layer_bytes"] + 32 * 4096 * 4096 * 2 == full
+    est = estimate_of(replace(BASE, recompute="full"))
+    assert est.details["activation_non_layer_bytes"] + 32 * 4096 * 4096 * 2 == full
 
 
 def test_eager_attention_adds_the_s_squared_matrices() -> None:
@@ -105,11 +106,11 @@ def test_activations_scale_with_micro_batch_and_split_with_context_parallelism()
 
 
 def test_pipeline_first_stage_keeps_pp_micro_batches() -> None:
-    est = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=32, recompute="full"))
-    assert est.extra["pipeline_in_flight"] == 4
-    inter = estimate(replace(BASE, pp=4, gpu_count=4, global_batch=32, pp_schedule="interleaved",
+    est = estimate_of(replace(BASE, pp=4, gpu_count=4, global_batch=32, recompute="full"))
+    assert est.details["pipeline_in_flight"] == 4
+    inter = estimate_of(replace(BASE, pp=4, gpu_count=4, global_batch=32, pp_schedule="interleaved",
                              virtual_stages=2))
-    assert inter.extra["pipeline_in_flight"] == pytest.approx(4 * (1 + 3 / 8))
+    assert inter.details["pipeline_in_flight"] == pytest.approx(4 * (1 + 3 / 8))
 
 
 def test_sequence_parallel_splits_the_replicated_parts() -> None:
@@ -119,7 +120,7 @@ def test_sequence_parallel_splits_the_replicated_parts() -> None:
 
 
 def test_optimizer_offload_moves_state_to_cpu() -> None:
-    est = estimate(replace(BASE, offload="optimizer", zero_stage=2, gpu_count=8))
+    est = estimate_of(replace(BASE, offload="optimizer", zero_stage=2, gpu_count=8))
     assert est.per_gpu_bytes["optimizer"] == 0
     assert est.cpu_offload_bytes == pytest.approx(12 * P / 8, rel=1e-6)
 
@@ -131,22 +132,23 @@ def test_lora_counts_match_peft_for_llama3_8b() -> None:
 
 
 def test_lora_trains_adapters_only() -> None:
-    est = estimate(replace(BASE, task="finetune", lora_rank=16))
+    est = estimate_of(replace(BASE, task="finetune", lora_rank=16))
     assert est.params_trainable == 41_943_040
     assert est.per_gpu_bytes["weights"] == 2 * P
     assert est.per_gpu_bytes["optimizer"] == 8 * 41_943_040  # fp32 adapters: m and v
 
 
 def test_qlora_base_is_about_4_bits() -> None:
-    est = estimate(replace(BASE, task="finetune", lora_rank=16, quantization="nf4"))
+    request = replace(BASE, task="finetune", lora_rank=16, quantization="nf4")
+    est = estimate_of(request)
     assert est.per_gpu_bytes["weights"] / 1e9 == pytest.approx(5.7, abs=0.15)
-    assert any("qlora" in a for a in est.assumptions)
+    assert any("qlora" in a for a in assumption_lines(request))
 
 
 def test_moe_expert_parallelism_splits_experts() -> None:
     base = EstimateRequest(model="mixtral-8x7b", seq_len=4096, gpu_count=8, zero_stage=1)
-    one = estimate(base).per_gpu_bytes["weights"]
-    ep8 = estimate(replace(base, ep=8)).per_gpu_bytes["weights"]
+    one = estimate_of(base).per_gpu_bytes["weights"]
+    ep8 = estimate_of(replace(base, ep=8)).per_gpu_bytes["weights"]
     assert ep8 < one / 3
 
 
@@ -155,7 +157,7 @@ def test_megatron_profile_reproduces_korthikanti_for_a_gpt() -> None:
             "mlp": "plain", "norm": "layernorm", "dropout": 0.1, "positions": "learned",
             "max_positions": 2048}
     req = EstimateRequest(arch=arch, seq_len=2048, flash_attn=False)
-    meg = estimate(replace(req, activation_model="megatron")).extra["activation_per_layer_bytes"]
+    meg = estimate_of(replace(req, activation_model="megatron")).details["activation_per_layer_bytes"]
     kor = 2048 * 1024 * (34 + 5 * 16 * 2048 / 1024)
     assert meg == pytest.approx(kor, rel=0.001)
 
@@ -178,47 +180,48 @@ def test_megatron_profile_reproduces_korthikanti_for_a_gpt() -> None:
 )
 def test_bad_requests_name_the_field(changes: dict[str, object], field: str) -> None:
     with pytest.raises(InvalidInput) as err:
-        estimate(replace(BASE, **changes))  # type: ignore[arg-type]
+        estimate_of(replace(BASE, **changes))  # type: ignore[arg-type]
     assert err.value.field == field
 
 
 def test_unknown_names_come_with_suggestions() -> None:
     with pytest.raises(UnknownName) as err:
-        estimate(replace(BASE, model="llama-3-8c"))
+        estimate_of(replace(BASE, model="llama-3-8c"))
     assert "llama-3-8b" in err.value.suggestions
     with pytest.raises(UnknownName) as gpu_err:
-        estimate(replace(BASE, gpu="a100-41gb"))
+        estimate_of(replace(BASE, gpu="a100-41gb"))
     assert any(s.startswith("a100") for s in gpu_err.value.suggestions)
 
 
 def test_time_and_cost_when_tokens_are_given() -> None:
-    est = estimate(EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb", gpu_count=256,
-                                   mfu=0.4, price_per_gpu_hour=2.0))
-    assert est.compute is not None
+    compute = compute_answer(EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb",
+                                             gpu_count=256, mfu=0.4,
+                                             price_per_gpu_hour=2.0)).answer.compute
+    assert compute is not None
     # 6N plus the attention term at seq 4096: a little over the seed's 4.8 days
-    assert 4.8 < est.compute.days < 5.6
-    assert est.compute.cost == pytest.approx(est.compute.gpu_hours * 2.0)
+    assert 4.8 < compute.days < 5.6
+    assert compute.cost_usd == pytest.approx(compute.gpu_hours * 2.0)
 
 
 def test_learned_positions_cap_the_sequence() -> None:
-    gpt2 = estimate(EstimateRequest(model="gpt2"))
-    assert gpt2.layout["micro_batch"] == 1
-    assert any("1024 tokens" in a for a in gpt2.assumptions)
+    gpt2 = estimate_of(EstimateRequest(model="gpt2"))
+    assert gpt2.job.micro_batch == 1
+    assert any("1,024 tokens" in a for a in assumption_lines(EstimateRequest(model="gpt2")))
     with pytest.raises(InvalidInput) as err:
-        estimate(EstimateRequest(model="gpt2", seq_len=2048))
+        estimate_of(EstimateRequest(model="gpt2", seq_len=2048))
     assert err.value.field == "seq_len" and "1,024" in err.value.accepted
 
 
 def test_gpus_without_bf16_default_to_fp16_mixed() -> None:
-    est = estimate(EstimateRequest(model="llama-3.2-1b", gpu="v100-32gb"))
-    assert any("fp16 mixed" in a and "no bf16" in a for a in est.assumptions)
+    lines = assumption_lines(EstimateRequest(model="llama-3.2-1b", gpu="v100-32gb"))
+    assert any("fp16 mixed" in a and "no bf16" in a for a in lines)
 
 
 def test_parameter_offload_needs_zero_3() -> None:
     with pytest.raises(InvalidInput) as err:
-        estimate(replace(BASE, offload="optimizer_and_params", zero_stage=2, gpu_count=8))
+        estimate_of(replace(BASE, offload="optimizer_and_params", zero_stage=2, gpu_count=8))
     assert err.value.field == "offload"
-    est = estimate(replace(BASE, offload="optimizer_and_params", zero_stage=3, gpu_count=8))
+    est = estimate_of(replace(BASE, offload="optimizer_and_params", zero_stage=3, gpu_count=8))
     assert est.per_gpu_bytes["weights"] == 0 and est.per_gpu_bytes["temporary"] > 0
 
 
@@ -226,7 +229,7 @@ def test_uneven_pipeline_stages_count_the_heaviest_stage() -> None:
     # 32 layers over pp=5: the heaviest stage holds 7 layers, not 6.4
     arch = find_preset("llama-3-8b").arch
     per_layer = (P - 2 * 128256 * 4096) / 32
-    est = estimate(replace(BASE, pp=5, gpu_count=5, global_batch=10))
+    est = estimate_of(replace(BASE, pp=5, gpu_count=5, global_batch=10))
     assert est.per_gpu_bytes["weights"] == pytest.approx(2 * (7 * per_layer + 128256 * 4096),
                                                           rel=0.001)
     assert arch.layers == 32
@@ -234,8 +237,8 @@ def test_uneven_pipeline_stages_count_the_heaviest_stage() -> None:
 
 def test_korthikanti_full_recompute_splits_with_sequence_and_context_parallelism() -> None:
     req = replace(BASE, activation_model="korthikanti", recompute="full", seq_len=8192)
-    one = estimate(req).per_gpu_bytes["activations"]
-    assert estimate(replace(req, tp=2, gpu_count=2, sequence_parallel=True)) \
+    one = estimate_of(req).per_gpu_bytes["activations"]
+    assert estimate_of(replace(req, tp=2, gpu_count=2, sequence_parallel=True)) \
         .per_gpu_bytes["activations"] == pytest.approx(one / 2)
-    assert estimate(replace(req, cp=2, gpu_count=2)).per_gpu_bytes["activations"] == \
+    assert estimate_of(replace(req, cp=2, gpu_count=2)).per_gpu_bytes["activations"] == \
         pytest.approx(one / 2)

@@ -7,18 +7,21 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from service.answer_json import answer_bytes
 from service.api.deps import ServicesDep, base_url, wants_html
 from service.core.job.request import EstimateRequest
+from service.core.report.answer_types import Answer
 from service.permalink import decode_arch
-from service.schemas.estimate_schemas import EstimateIn, EstimateOut, EstimateQuery
+from service.schemas.estimate_schemas import EstimateIn, EstimateQuery
 from service.schemas.problem import PROBLEM_RESPONSES
+from service.web.report import render_report
 
 router = APIRouter(prefix="/v1", tags=["estimate"])
 
-ANSWER = {"model": EstimateOut, "description": "The estimate, with the planner's answer when a "
+ANSWER = {"model": Answer, "description": "The estimate, with the planner's answer when a "
           "GPU type is given. In `link`: its permalink."}
 
 
@@ -54,7 +57,7 @@ def _query_parameters() -> list[dict[str, Any]]:
 @router.get("/estimate", summary="Permalink: an estimate as an HTML report or JSON",
             response_class=HTMLResponse,
             responses={200: {**ANSWER, "content": {"text/html": {}, "application/json": {
-                "schema": {"$ref": "#/components/schemas/EstimateOut"}}}},
+                "schema": {"$ref": "#/components/schemas/Answer"}}}},
                 303: {"description": "A browser asked with a non-canonical query (aliases, "
                       "empty form fields): redirect to the permalink"},
                 **PROBLEM_RESPONSES},
@@ -69,13 +72,11 @@ async def get_estimate(request: Request, svc: ServicesDep) -> Response:
     answer = await svc.estimates.answer(stated, base_url(request, svc), fits_on=html)
     headers = {"Vary": "Accept"}
     if not html:
-        return JSONResponse(answer, headers=headers)
-    canonical = urlsplit(answer["link"])
+        return Response(answer_bytes(answer), media_type="application/json", headers=headers)
+    canonical = urlsplit(answer.link or "")
     if (canonical.path, canonical.query) != (request.url.path, request.url.query):
         # a form's URL (empty fields, aliases) -> the permalink, so the address bar is it
         return RedirectResponse(f"{canonical.path}?{canonical.query}", 303, headers=headers)
-    from service.web.report import render_report
-
     return HTMLResponse(render_report(answer), headers=headers)
 
 

@@ -1,22 +1,39 @@
-"""What answering one chat question returns."""
+"""What answering one chat question returns, shaped as ``POST /v1/ask``'s JSON."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from service.core.report.answer_types import Answer
+
+
+@dataclass(frozen=True, slots=True)
+class CompareSide:
+    label: str
+    changes: dict[str, Any]
+    answer: Answer | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    field: str | None
+    variants: list[CompareSide]
+
 
 @dataclass(frozen=True, slots=True)
 class AskAnswer:
-    """What ``ask`` returns; ``parsed`` uses the request field names of ``POST /v1/estimate``."""
+    """``parsed`` uses the request field names of ``POST /v1/estimate``; ``answer`` is the
+    estimate's answer (for a comparison, the first side's; all sides are under ``compare``);
+    ``ignored``: what the question stated that was not used."""
 
     intent: str
     parsed: dict[str, Any]
-    answer: dict[str, Any] | None
+    answer: Answer | None
     reply: str
     clarify: str | None = None
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"intent": self.intent, "parsed": self.parsed, "answer": self.answer,
-                "reply": self.reply, "clarify": self.clarify}
+    notes: list[str] | None = None
+    compare: Comparison | None = None
+    ignored: list[str] | None = None
+    link: str | None = None

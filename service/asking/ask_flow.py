@@ -1,84 +1,182 @@
-"""``ask``: one chat message (and the thread's previous request) -> the answer the bot posts."""
+"""Answering one chat message: parse it into a request, answer the request on the same road as
+``POST /v1/estimate`` (registered models, the caches, the metrics), and write the reply."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
-from service.asking.answer_types import AskAnswer
-from service.asking.limits import answer as limit_line
-from service.asking.run_engine import Outcome, run
+from service.asking.answer_types import AskAnswer, CompareSide, Comparison
+from service.asking.limits import limit_line
+from service.core.errors import InvalidInput, UnknownName
+from service.core.hardware.gpus import find_gpu
+from service.core.job.request import EstimateRequest, request_fields
+from service.core.report.answer_types import Answer
+from service.estimates import Estimates
+from service.parser.normalize import safe_echo
 from service.parser.parse import parse
+from service.parser.rules import invalid_sentence
 from service.parser.types import Parsed
+from service.permalink import link, normalise
 from service.render import slack_reply as reply
 from service.render.slack_compare import Side, compare_reply
 
-FALLBACK = ("Sorry, I couldn't work that one out. " + reply.HOW_TO_ASK)
+FALLBACK = "Sorry, I couldn't work that one out. " + reply.HOW_TO_ASK
+MODEL_FIELDS = ("model", "params_b", "arch")
 
 
-def ask(text: object, previous: dict[str, Any] | None = None) -> AskAnswer:
-    """Parse, estimate and reply; never raises (every failure becomes a friendly reply)."""
-    try:
-        return _ask(parse(text, previous))
-    except Exception:
-        return AskAnswer("invalid", {}, None, reply.plain(FALLBACK))
+class Refused(Exception):
+    """The engine could not answer these fields: a friendly sentence and the field at fault."""
+
+    def __init__(self, sentence: str, field: str | None, unknown: bool) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+        self.field = field
+        self.unknown = unknown
 
 
-def _ask(p: Parsed) -> AskAnswer:
-    if p.intent == "help":
-        return AskAnswer("help", p.merged, None, reply.plain(reply.HELP))
-    if p.problem is not None:
-        return AskAnswer("invalid", p.merged, None, reply.plain(f"{p.problem} {reply.HOW_TO_ASK}"))
-    if p.clarify is not None and (p.unknown is not None or not _has_model(p)):
-        return AskAnswer(p.intent, p.merged, None, reply.plain(p.clarify), p.clarify, p.notes)
-    if p.intent == "compare":
-        return _compare(p)
-    out = run(p.merged)
-    if out.error is not None:
-        return _failed(p, out)
-    assert out.estimate is not None
-    text = reply.estimate_reply(p, out.estimate, out.plan) + _qlora_tip(p, out)
-    limit = limit_line(p.maximize, p.merged, out.estimate, out.plan) if p.maximize else None
-    if limit:
-        text += "\n" + reply.plain(limit)
-    if p.clarify is not None:
-        text += "\n" + reply.plain(p.clarify)
-    return AskAnswer(p.intent, p.merged, out.answer, text, p.clarify, p.notes)
+class Asker:
+    """Answers chat questions through one ``Estimates`` (shared with the REST routes)."""
+
+    def __init__(self, estimates: Estimates, base_url: str) -> None:
+        self.estimates = estimates
+        self.base_url = base_url
+
+    async def ask(self, text: object, previous: dict[str, Any] | None = None) -> AskAnswer:
+        """Parse, estimate and reply; never raises (every failure becomes a friendly reply)."""
+        try:
+            registered = await self.estimates.registry.ids()
+            result = await self._ask(with_registered(parse(text, previous), text, registered))
+        except Exception:
+            return AskAnswer("invalid", {}, None, reply.plain(FALLBACK))
+        if result.link is None and result.parsed:
+            result = replace(result, link=self._link(result.parsed))
+        return result
+
+    def _link(self, parsed: dict[str, Any]) -> str | None:
+        """The permalink of what was understood, even when it could not be answered."""
+        stated = {k: v for k, v in parsed.items() if k in request_fields() and v is not None}
+        try:
+            return link(self.base_url, normalise(EstimateRequest(**stated))) if stated else None
+        except (InvalidInput, UnknownName, TypeError, ValueError):
+            return None
+
+    async def answer_fields(self, fields: dict[str, Any]) -> Answer:
+        """The answer for parsed fields; ``Refused`` when the engine cannot answer them."""
+        try:
+            request = EstimateRequest(**{k: v for k, v in fields.items() if k in request_fields()})
+            return await self.estimates.answer(request, self.base_url)
+        except InvalidInput as exc:
+            field = exc.field.split(".", 1)[0]
+            raise Refused(invalid_sentence(exc), field if field in request_fields() else None,
+                          False) from exc
+        except UnknownName as exc:
+            raise Refused(unknown_sentence(exc), "model" if exc.kind == "model" else "gpu",
+                          True) from exc
+
+    async def _ask(self, p: Parsed) -> AskAnswer:
+        notes = list(p.notes)
+        ignored = list(p.ignored)
+        if p.intent == "help":
+            return AskAnswer("help", p.merged, None, reply.plain(reply.HELP))
+        if p.problem is not None:
+            return AskAnswer("invalid", p.merged, None,
+                             reply.plain(f"{p.problem} {reply.HOW_TO_ASK}"))
+        if p.clarify is not None and (p.unknown is not None or not _has_model(p)):
+            return AskAnswer(p.intent, p.merged, None, reply.plain(p.clarify), p.clarify, notes)
+        if p.intent == "compare":
+            return await self._compare(p, notes)
+        try:
+            answer = await self.answer_fields(p.merged)
+        except Refused as exc:
+            parsed = {k: v for k, v in p.merged.items() if k != exc.field}
+            if exc.unknown:
+                return AskAnswer(p.intent, parsed, None, reply.plain(exc.sentence), exc.sentence,
+                                 notes)
+            return AskAnswer("invalid", parsed, None,
+                             reply.plain(f"{exc.sentence} {reply.HOW_TO_ASK}"), None, notes)
+        text = reply.estimate_reply(answer, notes, ignored, time_first=p.intent == "time_cost")
+        text += await self._qlora_tip(p, answer)
+        limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
+        if limit:
+            text += "\n" + reply.plain(limit)
+        if p.clarify is not None:
+            text += "\n" + reply.plain(p.clarify)
+        return AskAnswer(p.intent, p.merged, answer, text, p.clarify, notes, None, ignored,
+                         answer.link)
+
+    async def _qlora_tip(self, p: Parsed, answer: Answer) -> str:
+        """LoRA that does not fit the stated GPUs: say whether QLoRA (4-bit base) would."""
+        planner = answer.planner
+        if p.merged.get("finetune_method") != "lora" or planner is None or planner.fits:
+            return ""
+        try:
+            alt = await self.answer_fields({**p.merged, "finetune_method": "qlora",
+                                            "quantization": "nf4"})
+        except Refused:
+            return ""
+        if alt.planner is None or not alt.planner.fits or alt.planner.layout is None:
+            return ""
+        need = alt.planner.layout.per_gpu_bytes.total / 1e9
+        return "\n" + reply.plain(f"Tip: QLoRA (4-bit NF4 base) fits here: {need:,.1f} GB per GPU.")
+
+    async def _compare(self, p: Parsed, notes: list[str]) -> AskAnswer:
+        sides: list[Side] = []
+        variants: list[CompareSide] = []
+        for variant in p.compare:
+            fields = {**p.merged, **variant.changes}
+            try:
+                answer: Answer | None = await self.answer_fields(fields)
+                error = None
+            except Refused as exc:
+                answer, error = None, exc.sentence
+            sides.append(Side(variant.label, answer, error, _tflops(fields.get("gpu"))))
+            variants.append(CompareSide(variant.label, variant.changes, answer, error))
+        first = next((s.answer for s in sides if s.answer is not None), None)
+        if first is None:
+            text = f"{sides[0].error if sides else FALLBACK} {reply.HOW_TO_ASK}"
+            return AskAnswer("invalid", p.merged, None, reply.plain(text), None, notes)
+        return AskAnswer("compare", p.merged, first, compare_reply(p.compare_field, sides, notes),
+                         p.clarify, notes, Comparison(p.compare_field, variants))
 
 
-def _qlora_tip(p: Parsed, out: Outcome) -> str:
-    """LoRA that does not fit the stated GPUs: say whether QLoRA (4-bit base) would."""
-    if p.merged.get("finetune_method") != "lora" or out.plan is None or out.plan.fits:
-        return ""
-    alt = run({**p.merged, "finetune_method": "qlora", "quantization": "nf4"})
-    if alt.plan is None or not alt.plan.fits or alt.plan.estimate is None:
-        return ""
-    need = alt.plan.estimate.total_bytes / 1e9
-    return "\n" + reply.plain(f"Tip: QLoRA (4-bit NF4 base) fits here: {need:,.1f} GB per GPU "
-                               f"({alt.plan.layout.describe() if alt.plan.layout else 'same GPUs'}).")
+def with_registered(p: Parsed, text: object, registered: tuple[str, ...]) -> Parsed:
+    """A team's registered model named in the text is the model, whatever the parser read
+    (``team-llm-3b`` is not a generic 3B)."""
+    if not registered or not isinstance(text, str):
+        return p
+    low = text.lower()
+    for model_id in sorted(registered, key=len, reverse=True):
+        if re.search(rf"(?<![\w-]){re.escape(model_id.lower())}(?![\w-])", low):
+            fields = {k: v for k, v in p.fields.items() if k not in MODEL_FIELDS}
+            merged = {k: v for k, v in p.merged.items() if k not in MODEL_FIELDS}
+            unknown = p.unknown if p.unknown is not None and p.unknown.kind == "gpu" else None
+            clarify = p.clarify if unknown is not None else None
+            return replace(p, fields={**fields, "model": model_id},
+                           merged={**merged, "model": model_id}, unknown=unknown,
+                           clarify=clarify)
+    return p
+
+
+def unknown_sentence(exc: UnknownName) -> str:
+    text = f"I don't know the {exc.kind} '{safe_echo(exc.name)}'"
+    ids = [safe_echo(s) for s in exc.suggestions]
+    if not ids:
+        return text + "."
+    choice = ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " or " + ids[-1]
+    return f"{text}. Did you mean {choice}?"
 
 
 def _has_model(p: Parsed) -> bool:
-    return any(k in p.merged for k in ("model", "params_b", "arch")) or p.compare_field == "model"
+    return any(k in p.merged for k in MODEL_FIELDS) or p.compare_field == "model"
 
 
-def _failed(p: Parsed, out: Outcome) -> AskAnswer:
-    parsed = {k: v for k, v in p.merged.items() if k != out.bad_field}
-    if out.unknown is not None:
-        return AskAnswer(p.intent, parsed, None, reply.plain(out.error or FALLBACK), out.error, p.notes)
-    text = f"{out.error} {reply.HOW_TO_ASK}"
-    return AskAnswer("invalid", parsed, None, reply.plain(text), None, p.notes)
-
-
-def _compare(p: Parsed) -> AskAnswer:
-    rows: list[Side] = []
-    sides: list[dict[str, Any]] = []
-    for variant in p.compare:
-        out = run({**p.merged, **variant.changes})
-        rows.append(Side(variant.label, out.estimate, out.plan, out.error))
-        sides.append({"label": variant.label, "changes": variant.changes, "answer": out.answer,
-                      "error": out.error})
-    answer = {"compare": {"field": p.compare_field, "variants": sides}}
-    if all(s["answer"] is None for s in sides):
-        text = f"{rows[0].error or FALLBACK} {reply.HOW_TO_ASK}"
-        return AskAnswer("invalid", p.merged, None, reply.plain(text), None, p.notes)
-    return AskAnswer("compare", p.merged, answer, compare_reply(p, rows), p.clarify, p.notes)
+def _tflops(gpu: object) -> float:
+    if not isinstance(gpu, str):
+        return 0.0
+    try:
+        found = find_gpu(gpu)
+    except UnknownName:
+        return 0.0
+    return found.bf16_dense_tflops or found.fp16_dense_tflops

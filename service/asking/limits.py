@@ -8,29 +8,34 @@ len or micro-batch) that the planner still fits on the stated GPUs, found by dou
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from service.asking.run_engine import run
-from service.core.memory.breakdown import Estimate
-from service.core.planning.plan_types import Plan
+from service.core.report.answer_types import Answer
 from service.core.units import gb
 
-_LIMITS = {"seq_len": (512, 1 << 20), "micro_batch": (1, 1024)}
+AnswerFor = Callable[[dict[str, Any]], Awaitable[Answer]]
+
+LIMITS = {"seq_len": (512, 1 << 20), "micro_batch": (1, 1024)}
 
 
-def answer(field: str, merged: dict[str, Any], est: Estimate, plan: Plan | None) -> str | None:
-    """One reply line with the limit, or None when it cannot be worked out."""
-    if est.task == "infer":
-        return _serving_context(merged, est, plan) if field == "seq_len" else None
+async def limit_line(answer_for: AnswerFor, field: str, merged: dict[str, Any],
+                     answer: Answer) -> str | None:
+    """``answer_for``: answers changed fields (raises when the engine refuses them)."""
+    if answer.task == "infer":
+        return serving_context(merged, answer) if field == "seq_len" else None
     if "gpu" not in merged or ("gpu_count" not in merged and "nodes" not in merged):
         return ("For the largest value that fits, name the GPUs, e.g. `on 1x A100 80GB` "
                 "(otherwise the answer is always \"add GPUs\").")
-    low, high = _LIMITS[field]
+    low, high = LIMITS[field]
     best: int | None = None
     value = low
     while value <= high:
-        out = run({**merged, field: value})
-        if out.plan is None or not out.plan.fits:
+        try:
+            trial = await answer_for({**merged, field: value})
+        except Exception:
+            break
+        if trial.planner is None or not trial.planner.fits:
             break
         best, value = value, value * 2
     what = "sequence length" if field == "seq_len" else "micro-batch per GPU"
@@ -40,13 +45,12 @@ def answer(field: str, merged: dict[str, Any], est: Estimate, plan: Plan | None)
     return f"Largest {what} that fits (powers of two): *{best:,}*{more}."
 
 
-def _serving_context(merged: dict[str, Any], est: Estimate, plan: Plan | None) -> str | None:
-    details: dict[str, Any] = plan.serving if plan is not None and plan.serving else dict(est.extra)
-    per_seq = details.get("kv_per_sequence_bytes", details.get("kv_bytes_per_sequence"))
-    budget = details.get("kv_budget_bytes")
-    context = details.get("context") or merged.get("seq_len")
-    if not isinstance(per_seq, int | float) or not isinstance(budget, int | float) or per_seq <= 0 \
-            or not isinstance(context, int) or context <= 0:
+def serving_context(merged: dict[str, Any], answer: Answer) -> str | None:
+    per_seq = answer.details.get("kv_bytes_per_sequence")
+    budget = answer.details.get("kv_budget_bytes")
+    context = answer.plan.context
+    if not isinstance(per_seq, int | float) or not isinstance(budget, int | float) \
+            or per_seq <= 0 or not context:
         return None
     sequences = int(merged.get("concurrent") or merged.get("batch") or 1)
     per_token = per_seq / context

@@ -4,61 +4,57 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.core.hardware.gpus import find_gpu
-from service.core.memory.breakdown import Estimate
-from service.core.planning.plan_types import Plan
+from service.core.report.answer_types import Answer
 from service.core.units import gb
-from service.parser.types import Parsed
-from service.render.slack_reply import assumptions_line, safe, short_gpu
+from service.render.slack_reply import assumptions_lines, safe, short_gpu
 
 
 @dataclass(frozen=True, slots=True)
 class Side:
     label: str
-    estimate: Estimate | None
-    plan: Plan | None
+    answer: Answer | None
     error: str | None
+    tflops: float = 0.0  # the side's GPU's dense bf16 peak (0: no GPU)
 
     @property
     def fits(self) -> bool:
-        if self.plan is not None:
-            return self.plan.fits
-        return self.estimate is not None and self.estimate.fits is not False
+        if self.answer is None:
+            return False
+        planner = self.answer.planner
+        return planner.fits if planner is not None else self.answer.fits is not False
 
     @property
     def gpus(self) -> float:
-        if self.plan is None:
+        if self.answer is None or self.answer.planner is None:
             return 1.0
-        return float(self.plan.min_gpus or self.plan.gpus or 1e9)
+        planner = self.answer.planner
+        return float(planner.min_gpus or planner.gpus or 1e9)
 
     @property
     def per_gpu(self) -> int:
-        shown = self.plan.estimate if self.plan is not None and self.plan.estimate else self.estimate
-        return shown.total_bytes if shown is not None else 0
+        if self.answer is None:
+            return 0
+        planner = self.answer.planner
+        if planner is not None and planner.layout is not None:
+            return planner.layout.per_gpu_bytes.total
+        return self.answer.per_gpu_bytes.total
 
 
 def _line(side: Side) -> str:
-    if side.estimate is None:
+    answer = side.answer
+    if answer is None:
         return f"• *{side.label}*: {side.error or 'no answer'}"
-    plan, est = side.plan, side.estimate
-    head = short_gpu(plan.verdict) if plan is not None and plan.verdict else f"{gb(est.total_bytes)} per GPU"
-    comp = plan.compute if plan is not None and plan.compute is not None else est.compute
+    comp = answer.compute
     time = f"; {comp.days:,.1f} days, {comp.gpu_hours:,.0f} GPU-hours" if comp is not None else ""
-    if plan is None or not plan.verdict:
-        return f"• *{side.label}*: {head}{time}"
-    return f"• *{side.label}*: {head} ({gb(side.per_gpu)} per GPU{time})"
-
-
-def _tflops(side: Side) -> float:
-    if side.plan is None or not side.plan.gpu_id:
-        return 0.0
-    gpu = find_gpu(side.plan.gpu_id)
-    return gpu.bf16_dense_tflops or gpu.fp16_dense_tflops
+    if answer.planner is None:
+        return f"• *{side.label}*: {gb(answer.per_gpu_bytes.total)} per GPU{time}"
+    return (f"• *{side.label}*: {short_gpu(answer.planner.verdict)} ({gb(side.per_gpu)} per GPU"
+            f"{time})")
 
 
 def winner(field: str | None, sides: list[Side]) -> str | None:
     """'Only X fits', 'Fewer GPUs needed: X', 'X is faster', 'Less memory per GPU: X'."""
-    ok = [s for s in sides if s.estimate is not None]
+    ok = [s for s in sides if s.answer is not None]
     if len(ok) < 2:
         return None
     fitting = [s for s in ok if s.fits]
@@ -69,9 +65,9 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
         best = min(ok, key=lambda s: (s.gpus, s.per_gpu))
         return f"Fewer GPUs needed: *{best.label}* ({best.gpus:,.0f})"
     if field == "gpu":
-        best = max(ok, key=_tflops)
+        best = max(ok, key=lambda s: s.tflops)
         return (f"Same GPU count; *{best.label}* is faster "
-                f"({_tflops(best):,.0f} bf16 TFLOP/s per GPU)")
+                f"({best.tflops:,.0f} bf16 TFLOP/s per GPU)")
     low, high = min(s.per_gpu for s in ok), max(s.per_gpu for s in ok)
     if high - low < 0.01 * high:
         return "About the same memory per GPU"
@@ -79,14 +75,13 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     return f"Less memory per GPU: *{best.label}* ({gb(best.per_gpu)})"
 
 
-def compare_reply(parsed: Parsed, sides: list[Side]) -> str:
-    what = (parsed.compare_field or "").replace("_", " ")
+def compare_reply(field: str | None, sides: list[Side], notes: list[str]) -> str:
+    what = (field or "").replace("_", " ")
     lines = [f"*Comparing {what}:*", *(_line(s) for s in sides)]
-    verdict = winner(parsed.compare_field, sides)
+    verdict = winner(field, sides)
     if verdict:
         lines.append(verdict)
-    first = next((s for s in sides if s.estimate is not None), None)
-    if first is not None and first.estimate is not None:
-        notes = first.plan.assumptions if first.plan is not None else first.estimate.assumptions
-        lines.append(assumptions_line(parsed, notes))
+    first = next((s.answer for s in sides if s.answer is not None), None)
+    if first is not None:
+        lines += assumptions_lines(notes, first.assumptions)
     return safe("\n".join(lines))

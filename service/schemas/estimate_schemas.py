@@ -1,5 +1,6 @@
 """Pydantic models of the estimate request (JSON body and permalink query), generated from the
-core's ``EstimateRequest`` and ``fields.DOCS``, and of the answer (for the OpenAPI document)."""
+core's ``EstimateRequest`` and ``fields.DOCS``. The answer's schema comes from the core's answer
+dataclasses (``service.answer_json``)."""
 
 from __future__ import annotations
 
@@ -56,65 +57,3 @@ def _model(title: str, query: bool) -> type[BaseModel]:
 
 EstimateIn = _model("EstimateRequest", query=False)
 EstimateQuery = _model("EstimateQuery", query=True)
-
-
-class PerGpuBytes(BaseModel):
-    """Memory of one GPU by component, integer bytes."""
-
-    model_config = ConfigDict(extra="allow")
-    weights: int = Field(description="model weights on one GPU", examples=[16060522496])
-    gradients: int = Field(description="gradients on one GPU", examples=[16060522496])
-    optimizer: int = Field(description="optimizer state (and fp32 master weights)",
-                           examples=[96363134976])
-    activations: int = Field(description="activations kept for backward (forward workspace "
-                             "when serving)", examples=[32318242816])
-    kv_cache: int = Field(description="KV cache (serving)", examples=[0])
-    temporary: int = Field(description="temporary buffers at the peak", examples=[5253365760])
-    overhead: int = Field(description="CUDA context, NCCL, allocator reserve",
-                          examples=[8839660339])
-    total: int = Field(description="the sum: peak memory of one GPU", examples=[174895448883])
-
-
-class Formula(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    component: str = Field(description="which component", examples=["weights"])
-    bytes: int = Field(description="its bytes on one GPU", examples=[16060522496])
-    formula: str = Field(description="the rule, symbolically", examples=["P x 2 B / shards"])
-    values: str = Field(description="the rule with the numbers put in",
-                        examples=["8,030,261,248 x 2 B"])
-    source: str = Field(description="paper or framework file the rule follows",
-                        examples=["ZeRO (Rajbhandari et al. 2020)"])
-
-
-class EstimateOut(BaseModel):
-    """The answer to an estimate; more keys (details, planner, fits_on, ...) may be present."""
-
-    model_config = ConfigDict(extra="allow")
-    model: str = Field(description="the model's id", examples=["llama-3-8b"])
-    task: str = Field(description="train, finetune or infer", examples=["train"])
-    params_total: int = Field(description="parameters in total", examples=[8030261248])
-    params_active: int = Field(description="parameters used per token (MoE: fewer)",
-                               examples=[8030261248])
-    per_gpu_bytes: PerGpuBytes = Field(description="memory of one GPU by component")
-    gpu: str | None = Field(description="GPU id, or null when none was given",
-                            examples=["a100-40gb"])
-    fits: bool | None = Field(description="whether it fits (null: no GPU given)",
-                              examples=[True])
-    min_gpus: int | None = Field(description="fewest GPUs of this type that fit (planner)",
-                                 examples=[4])
-    plan: dict[str, Any] = Field(description="the layout: gpus, dp, tp, pp, cp, zero_stage, "
-                                 "recompute, micro_batch, ...",
-                                 examples=[{"gpus": 4, "dp": 2, "tp": 2, "pp": 1, "cp": 1,
-                                            "zero_stage": 3, "recompute": "full",
-                                            "micro_batch": 1}])
-    compute: dict[str, Any] | None = Field(description="FLOPs, time, gpu_hours and cost when "
-                                           "tokens are given", examples=[None])
-    verdict: str = Field(description="the answer in one line",
-                         examples=["Fits on 4x NVIDIA A100 40GB SXM with ZeRO-3 + TP=2"])
-    assumptions: list[str] = Field(description="every default the request did not state",
-                                   examples=[["sequence length 4096 tokens"]])
-    formulas: list[Formula] = Field(description="formula, numbers and source of each "
-                                    "component")
-    link: str = Field(description="permalink: the whole request as a GET URL (HTML report in "
-                      "a browser, this JSON with Accept: application/json)",
-                      examples=["http://127.0.0.1:8000/v1/estimate?model=llama-3-8b&gpu=a100-40gb"])

@@ -14,12 +14,12 @@ from service.core.job.choices import (
     OPTIMIZERS,
     OVERHEAD_MODELS,
     PIPELINE_SCHEDULES,
+    PLANNER_METHODS,
     PRECISIONS,
     RECOMPUTE,
     TASKS,
 )
-from service.core.memory.serving import KV_DTYPE_BYTES, QUANT_BITS
-from service.core.planning.train_plan import METHODS
+from service.core.model.formats import KV_DTYPE_BYTES, QUANT_BITS
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "task": TASKS,
@@ -35,7 +35,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": tuple(KV_DTYPE_BYTES),
     "activation_model": ACTIVATION_MODELS,
     "overhead_model": OVERHEAD_MODELS,
-    "method": METHODS,
+    "method": PLANNER_METHODS,
 }
 
 # name -> (description, example)

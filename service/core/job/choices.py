@@ -26,8 +26,14 @@ PIPELINE_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved")
 ACTIVATION_MODELS: tuple[str, ...] = ("hf", "hf_cpu", "megatron", "korthikanti", "seed_s3")
 OVERHEAD_MODELS: tuple[str, ...] = ("measured", "flat_10pct")
 LORA_TARGETS: tuple[str, ...] = ("attention", "all_linear")
-PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp8")
-FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
+PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp16", "fp8")
+TRAINING_FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
+SERVING_FRAMEWORKS: tuple[str, ...] = ("vllm", "sglang", "hf")
+FRAMEWORKS: tuple[str, ...] = (*TRAINING_FRAMEWORKS, "vllm", "sglang")
+PLANNER_METHODS: tuple[str, ...] = ("planner", "seed_even_split")
+# On a serving job ``precision`` names the weights' dtype.
+_PRECISION_WEIGHTS = {"fp32": "fp32", "bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16",
+                      "fp16": "fp16", "fp8": "fp8"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,4 +82,18 @@ def optimizer_name(name: str) -> OptimizerName:
 def check_recipe(precision: str, optimizer: str, framework: str) -> None:
     choice("precision", precision, PRECISIONS)
     optimizer_name(optimizer)
-    choice("framework", framework, FRAMEWORKS)
+    if framework not in TRAINING_FRAMEWORKS:
+        raise InvalidInput("framework", f"{framework!r} does not train",
+                           "for training: " + ", ".join(TRAINING_FRAMEWORKS))
+
+
+def serving_framework(framework: str) -> str:
+    if framework not in SERVING_FRAMEWORKS:
+        raise InvalidInput("framework", f"{framework!r} does not serve",
+                           "for serving: " + ", ".join(SERVING_FRAMEWORKS))
+    return framework
+
+
+def weight_format_of_precision(precision: str) -> str:
+    """The weights' storage format when a serving job states a precision."""
+    return _PRECISION_WEIGHTS[choice("precision", precision, PRECISIONS)]

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cache
 from typing import Any
 
 from service.core.errors import InvalidInput
@@ -37,6 +38,12 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "allocator_reserve": (0.0, 1.0),
     "memory_headroom": (0.5, 1.0),
 }
+
+TEXT_FIELDS: tuple[str, ...] = (
+    "model", "task", "finetune_method", "precision", "optimizer", "framework", "pp_schedule",
+    "recompute", "offload", "lora_targets", "quantization", "kv_cache_dtype", "gpu",
+    "activation_model", "overhead_model", "method",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +110,12 @@ class EstimateRequest:
         return cls(**data)
 
 
+@cache
+def request_fields() -> frozenset[str]:
+    """The names of every request field."""
+    return frozenset(f.name for f in fields(EstimateRequest))
+
+
 def check_ranges(request: EstimateRequest) -> None:
     """Reject numbers no real job has, naming the field and the accepted range."""
     for name, (low, high) in INT_RANGES.items():
@@ -125,3 +138,9 @@ def check_ranges(request: EstimateRequest) -> None:
         value = getattr(request, name)
         if value is not None and not isinstance(value, bool):
             raise InvalidInput(name, f"must be true or false, got {value!r}", "true or false")
+    for name in TEXT_FIELDS:
+        value = getattr(request, name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInput(name, f"must be text, got {value!r}", "a name, as text")
+    if request.arch is not None and not isinstance(request.arch, dict):
+        raise InvalidInput("arch", "must be an object", "architecture fields or an HF config.json")

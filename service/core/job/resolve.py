@@ -1,130 +1,160 @@
-"""Fill every default of a request into a concrete Job, writing each one down as an assumption."""
+"""Resolve a request once: every default filled into a concrete ``Job``, each one written down
+as an ``Assumption`` record (stated, default or derived, and why)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from service.core.errors import InvalidInput
 from service.core.hardware.gpus import Gpu, find_gpu
+from service.core.job.assumptions import Assumption, default, derived, stated
 from service.core.job.choices import (
     ACTIVATION_MODELS,
+    FINETUNE_METHODS,
     LORA_TARGETS,
     OFFLOADS,
     OVERHEAD_MODELS,
     PIPELINE_SCHEDULES,
+    PLANNER_METHODS,
     RECOMPUTE,
     TASKS,
     check_recipe,
+    choice,
+    serving_framework,
+    weight_format_of_precision,
 )
 from service.core.job.request import EstimateRequest
-from service.core.job.spec import (
-    FinetuneMethod,
-    Job,
-    Offload,
-    Parallelism,
-    Recompute,
-    Task,
-)
-from service.core.memory.overhead import ALLOCATOR_RESERVE, default_context_bytes
-from service.core.memory.serving import check_kv_dtype, check_quantization
-from service.core.model.architecture import Architecture
+from service.core.job.spec import FinetuneMethod, Job, Offload, Parallelism, Recompute, Task
+from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
-from service.core.units import GiB, human_count
+from service.core.units import human_count
 
 DEFAULT_SEQ_LEN = 4096
+DEFAULT_HEADROOM = 0.95  # plan to at most 95% of usable memory (fragmentation, spikes)
+DEFAULT_GPUS_PER_NODE = 8
 
 
-@dataclass(slots=True)
-class Resolved:
+@dataclass(frozen=True, slots=True)
+class ResolvedJob:
+    """A request resolved once: the job, the model, what was assumed, and the planner's and the
+    time estimate's settings. ``stated`` names the request fields the user gave."""
+
     job: Job
     model: ResolvedModel
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: tuple[Assumption, ...]
+    stated: frozenset[str]
+    given_gpus: int | None  # gpu_count or nodes stated: the planner works on this count
+    gpus_per_node: int
+    headroom: float
+    method: str
+    tokens: float | None
+    mfu: float | None
+    price_per_gpu_hour: float | None
+
+    def pinned(self, name: str) -> bool:
+        """Whether the user fixed this request field (the planner keeps it)."""
+        return name in self.stated
 
 
-def _choice(name: str, value: str, accepted: tuple[str, ...]) -> str:
-    if value not in accepted:
-        raise InvalidInput(name, f"unknown value {value!r}", ", ".join(accepted))
-    return value
+class _Notes:
+    """Collects one assumption per setting while a request is resolved."""
+
+    def __init__(self, request: EstimateRequest) -> None:
+        self.request = request
+        self.items: list[Assumption] = []
+
+    def add(self, item: Assumption) -> None:
+        self.items.append(item)
+
+    def value(self, field: str, value: str | int | float | bool, why: str, source: str = "",
+              minor: bool = False) -> None:
+        """A request field's value: stated when the user gave it, else a default."""
+        given = getattr(self.request, field)
+        self.items.append(stated(field, given) if given is not None
+                          else default(field, value, why, source, minor))
 
 
-def _task(req: EstimateRequest, notes: list[str]) -> tuple[str, str]:
+def _task(req: EstimateRequest, notes: _Notes) -> tuple[Task, FinetuneMethod]:
     task = req.task
     if task is None:
-        task = "finetune" if (req.lora_rank or req.finetune_method) else "train"
-        if req.quantization and req.quantization != "nf4" and not req.lora_rank:
-            task = "infer"
-        notes.append(f"task: {task} (not stated)")
-    _choice("task", task, TASKS)
-    method = req.finetune_method
-    if task == "finetune" and method is None:
-        if req.lora_rank is None:
-            method = "full"
+        if req.lora_rank or req.finetune_method:
+            task, why = "finetune", "a LoRA rank or fine-tuning method was given"
+        elif req.quantization and req.quantization != "nf4":
+            task, why = "infer", "a serving quantization was given"
         else:
-            method = "qlora" if req.quantization in ("nf4", "int4") else "lora"
-        notes.append(f"fine-tuning method: {method}")
-    return task, _choice("finetune_method", method or "full", ("full", "lora", "qlora"))
+            task, why = "train", "no task named"
+        notes.add(derived("task", task, why) if task != "train" else default("task", task, why))
+    else:
+        notes.add(stated("task", task))
+    choice("task", task, TASKS)
+    method = req.finetune_method
+    if task == "finetune":
+        if method is None:
+            if req.lora_rank is None:
+                method, why = "full", "no LoRA rank given"
+            elif req.quantization in ("nf4", "int4"):
+                method, why = "qlora", "LoRA over a 4-bit base"
+            else:
+                method, why = "lora", "a LoRA rank was given"
+            notes.add(derived("finetune_method", method, why))
+        else:
+            notes.add(stated("finetune_method", method))
+    return cast(Task, task), cast(FinetuneMethod, choice("finetune_method", method or "full",
+                                                          FINETUNE_METHODS))
 
 
-def _recompute(req: EstimateRequest, method: str, notes: list[str]) -> str:
-    """The stated recompute; unstated, none, except for QLoRA, where peft's
-    ``prepare_model_for_kbit_training`` turns gradient checkpointing on by default."""
+def _recompute(req: EstimateRequest, task: str, method: str, notes: _Notes) -> Recompute:
     if req.recompute is not None:
-        return _choice("recompute", req.recompute, RECOMPUTE)
+        notes.add(stated("recompute", req.recompute))
+        return cast(Recompute, choice("recompute", req.recompute, RECOMPUTE))
+    if task == "infer":
+        return "none"
     if method == "qlora":
-        notes.append("gradient checkpointing on (full recompute), as peft prepares QLoRA models")
+        notes.add(derived("recompute", "full", "peft's prepare_model_for_kbit_training turns "
+                          "gradient checkpointing on", "peft utils/other.py"))
         return "full"
+    notes.add(default("recompute", "none", "no activation recompute unless asked"))
     return "none"
 
 
-def _offload(req: EstimateRequest, par: Parallelism) -> str:
-    """Optimizer offload works with any ZeRO stage; parameter offload only with ZeRO-3
-    (DeepSpeed ``offload_param``, FSDP ``CPUOffload``), which gathers layers as it goes."""
-    offload = _choice("offload", req.offload or "none", OFFLOADS)
-    if offload == "optimizer_and_params" and par.zero_stage < 3:
-        raise InvalidInput("offload", "offloading parameters needs ZeRO-3 (zero_stage 3)",
-                           "none or optimizer at ZeRO 0-2; optimizer_and_params with zero_stage 3")
-    return offload
-
-
-def _sequence_length(req: EstimateRequest, arch: Architecture, notes: list[str]) -> int:
+def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: _Notes) -> int:
     """The stated length, else 4096 tokens; a learned position table (GPT-2) caps both."""
+    arch = model.arch
     limit = arch.max_positions if arch.positions == "learned" else 0
     if req.seq_len is not None:
         if limit and req.seq_len > limit:
             raise InvalidInput("seq_len", f"{req.seq_len:,} tokens exceed the model's {limit:,} "
                                "learned positions", f"1..{limit:,}")
+        notes.add(stated("seq_len", req.seq_len))
         return req.seq_len
-    seq = min(DEFAULT_SEQ_LEN, limit) if limit else DEFAULT_SEQ_LEN
-    notes.append(f"sequence length {seq} tokens" + (" (the model's position table)"
-                                                    if seq != DEFAULT_SEQ_LEN else ""))
-    return seq
+    if limit and limit < DEFAULT_SEQ_LEN:
+        notes.add(derived("seq_len", limit, "the model's learned position table"))
+        return limit
+    notes.add(default("seq_len", DEFAULT_SEQ_LEN, "a common training and serving length"))
+    return DEFAULT_SEQ_LEN
 
 
-def _gpu_layout(req: EstimateRequest, gpu: Gpu | None, model_split: int,
-                notes: list[str]) -> int:
+def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
     if req.gpu_count is not None:
-        count = req.gpu_count
         if req.nodes is not None and req.gpu_count % req.nodes:
-            raise InvalidInput("gpu_count", f"{count} GPUs do not split over {req.nodes} nodes",
-                               "a multiple of nodes")
-        return count
+            raise InvalidInput("gpu_count", f"{req.gpu_count} GPUs do not split over "
+                               f"{req.nodes} nodes", "a multiple of nodes")
+        return req.gpu_count
     if req.nodes is not None:
-        per_node = req.gpus_per_node or (gpu.gpus_per_node if gpu else 8)
-        if req.gpus_per_node is None:
-            notes.append(f"{per_node} GPUs per node")
         return req.nodes * per_node
     return model_split
 
 
-def _parallelism(req: EstimateRequest, task: str, gpu: Gpu | None, model: ResolvedModel,
-                 notes: list[str]) -> Parallelism:
+def _parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
+                 notes: _Notes) -> Parallelism:
     arch = model.arch
     tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
-    gpus = _gpu_layout(req, gpu, tp * pp * cp, notes)
+    gpus = _gpu_count(req, per_node, tp * pp * cp)
     if task == "infer" and req.tp is None and gpus > 1:
-        tp = gpus
-        notes.append(f"serving with tensor parallelism over all {gpus} GPUs")
+        tp = gpus // (pp * cp) or 1
+        notes.add(derived("tp", tp, "serving splits the model over the GPUs with tensor "
+                          "parallelism"))
     if gpus % (tp * pp * cp):
         raise InvalidInput("gpu_count", f"{gpus} GPUs are not a multiple of tp x pp x cp = "
                            f"{tp * pp * cp}", "gpu_count = dp x tp x pp x cp")
@@ -141,83 +171,150 @@ def _parallelism(req: EstimateRequest, task: str, gpu: Gpu | None, model: Resolv
     if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
         raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}",
                            "a divisor of both (MoE models only)")
-    zero = req.zero_stage if req.zero_stage is not None else 0
-    if req.zero_stage is None and task != "infer":
-        notes.append("ZeRO stage 0 (plain data parallelism)")
     if req.shard_group and dp % req.shard_group:
         raise InvalidInput("shard_group", f"{req.shard_group} does not divide dp={dp}",
                            f"a divisor of {dp}")
-    schedule = _choice("pp_schedule", req.pp_schedule or "1f1b", PIPELINE_SCHEDULES)
+    for name in ("tp", "pp", "cp", "ep", "sequence_parallel", "shard_group", "virtual_stages"):
+        if getattr(req, name) is not None:
+            notes.add(stated(name, getattr(req, name)))
+    if task != "infer":
+        notes.value("zero_stage", 0, "plain data parallelism unless a ZeRO/FSDP stage is named")
     return Parallelism(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep,
-                       sequence_parallel=bool(req.sequence_parallel), zero_stage=zero,
-                       shard_group=req.shard_group or 0, pp_schedule=schedule,
+                       sequence_parallel=bool(req.sequence_parallel),
+                       zero_stage=req.zero_stage if req.zero_stage is not None else 0,
+                       shard_group=req.shard_group or 0,
+                       pp_schedule=choice("pp_schedule", req.pp_schedule or "1f1b",
+                                          PIPELINE_SCHEDULES),
                        virtual_stages=req.virtual_stages or 1)
 
 
-def resolve(req: EstimateRequest) -> Resolved:
-    notes: list[str] = []
+def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: _Notes) -> str:
+    if req.precision is not None:
+        notes.add(stated("precision", req.precision))
+        return req.precision
+    if task == "infer":
+        return "bf16"
+    if gpu is not None and gpu.bf16_dense_tflops is None:
+        notes.add(derived("precision", "fp16_mixed", f"the {gpu.name} has no bf16 tensor cores"))
+        return "fp16_mixed"
+    notes.add(default("precision", "bf16_mixed", "bf16 compute with fp32 master weights, the "
+                      "usual recipe"))
+    return "bf16_mixed"
+
+
+def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: _Notes) -> str:
+    """Serving weights: the stated quantization, else the stated precision's dtype, else the
+    checkpoint's native format."""
+    if req.quantization is not None:
+        notes.add(stated("quantization", req.quantization))
+        return check_weight_format(req.quantization)
+    if req.precision is not None:
+        fmt = weight_format_of_precision(req.precision)
+        notes.add(derived("quantization", fmt, f"weights in the stated precision {req.precision}"))
+        return fmt
+    fmt = model.weight_format
+    notes.add(default("quantization", fmt, "the checkpoint's native weight format"))
+    return fmt
+
+
+def _training_knobs(req: EstimateRequest, method: str, notes: _Notes) -> None:
+    notes.value("micro_batch", 1, "one sequence per GPU per forward pass")
+    if req.global_batch is not None:
+        notes.add(stated("global_batch", req.global_batch))
+    notes.value("optimizer", "adamw", "AdamW with fp32 moments")
+    notes.value("flash_attn", True, "FlashAttention / SDPA: no s x s attention matrices")
+    notes.value("offload", "none", "no CPU offload unless asked", minor=True)
+    if method in ("lora", "qlora"):
+        notes.value("lora_rank", 16, "a common LoRA rank")
+        notes.value("lora_targets", "all_linear", "peft target_modules='all-linear'")
+
+
+def _offload(req: EstimateRequest, par: Parallelism) -> Offload:
+    """Optimizer offload works with any ZeRO stage; parameter offload only with ZeRO-3
+    (DeepSpeed ``offload_param``, FSDP ``CPUOffload``), which gathers layers as it goes."""
+    offload = choice("offload", req.offload or "none", OFFLOADS)
+    if offload == "optimizer_and_params" and par.zero_stage < 3:
+        raise InvalidInput("offload", "offloading parameters needs ZeRO-3 (zero_stage 3)",
+                           "none or optimizer at ZeRO 0-2; optimizer_and_params with zero_stage 3")
+    return cast(Offload, offload)
+
+
+def resolve(req: EstimateRequest) -> ResolvedJob:
+    notes = _Notes(req)
     model = resolve_model(req.model, req.params_b, req.arch)
+    notes.add(stated("model", model.model_id) if req.model or req.arch
+              else derived("model", model.model_id, model.description))
     if model.stated_params:
-        notes.append(f"{model.description}; model states use the stated "
-                     f"{human_count(model.stated_params)} parameters")
+        notes.add(derived("params_b", model.stated_params / 1e9,
+                          f"{model.description}; model states use the stated "
+                          f"{human_count(model.stated_params)} parameters"))
     task, method = _task(req, notes)
     gpu = find_gpu(req.gpu) if req.gpu else None
-    par = _parallelism(req, task, gpu, model, notes)
-    seq = _sequence_length(req, model.arch, notes)
-    no_bf16 = gpu is not None and gpu.bf16_dense_tflops is None  # V100, T4: fp16 instead
-    precision = req.precision or ("fp16_mixed" if no_bf16 else "bf16_mixed")
+    if gpu is not None:
+        notes.add(stated("gpu", gpu.id))
+    per_node = req.gpus_per_node or (gpu.gpus_per_node if gpu else DEFAULT_GPUS_PER_NODE)
+    if req.nodes is not None:
+        notes.value("gpus_per_node", per_node, "the catalog's usual server size")
+    if req.gpu_count is not None or req.nodes is not None:
+        notes.add(stated("gpu_count" if req.gpu_count is not None else "nodes",
+                         req.gpu_count if req.gpu_count is not None else req.nodes or 0))
+    par = _parallelism(req, task, per_node, model, notes)
+    seq = _sequence_length(req, model, notes)
+    precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"
-    framework = req.framework or "deepspeed"
-    check_recipe(precision, optimizer, framework)
-    if task != "infer":
-        if req.micro_batch is None:
-            notes.append("micro-batch 1 per GPU")
-        if req.precision is None:
-            notes.append("fp16 mixed precision with fp32 master weights (no bf16 on this GPU)"
-                         if no_bf16 else "bf16 mixed precision with fp32 master weights")
-        if req.optimizer is None:
-            notes.append("AdamW (fp32 moments)")
-        if req.framework is None:
-            notes.append("DeepSpeed-style accounting (bf16 grads); Megatron keeps fp32 grads: "
-                         "framework=megatron")
-        if req.flash_attn is None:
-            notes.append("FlashAttention / SDPA on (no s x s attention matrices)")
+    framework = req.framework or ("vllm" if task == "infer" else "deepspeed")
+    if task == "infer":
+        serving_framework(framework)
+        if req.framework is not None:
+            notes.add(stated("framework", framework))
+        else:
+            notes.add(default("framework", framework, "a vLLM-style server: KV cache sized to "
+                              "gpu_memory_utilization"))
+        quant = _serving_weights(req, model, notes)
+    else:
+        check_recipe(precision, optimizer, framework)
+        notes.value("framework", framework, "DeepSpeed-style accounting: bf16 gradients, fp32 "
+                    "master weights in the optimizer")
+        _training_knobs(req, method, notes)
+        quant = check_weight_format(req.quantization or ("nf4" if method == "qlora" else "none"))
+    kv_dtype = check_kv_dtype(req.kv_cache_dtype or "auto")
+    if task == "infer":
+        notes.value("kv_cache_dtype", "auto", "the model's 16-bit dtype")
+        if req.concurrent is not None or req.batch is not None:
+            notes.add(stated("concurrent" if req.concurrent is not None else "batch",
+                             req.concurrent or req.batch or 1))
+        else:
+            notes.add(default("concurrent", 1, "one sequence at a time"))
     megatron_like = par.tp > 1 or par.pp > 1 or par.sequence_parallel
-    act_model = req.activation_model or ("megatron" if megatron_like else "hf")
-    _choice("activation_model", act_model, ACTIVATION_MODELS)
-    if req.activation_model is None and task != "infer":
-        notes.append(f"activation profile: {act_model} ("
-                     + ("Megatron-LM/Transformer Engine kernels" if act_model == "megatron"
-                        else "Hugging Face transformers modules") + ")")
-    quant = req.quantization or ("nf4" if method == "qlora" else "none")
-    check_quantization(quant)
-    kv_dtype = req.kv_cache_dtype or "auto"
-    check_kv_dtype(kv_dtype)
-    lora_targets = _choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
-    if method in ("lora", "qlora") and req.lora_targets is None:
-        notes.append("LoRA on all linear layers")
-    if method in ("lora", "qlora") and req.lora_rank is None:
-        notes.append("LoRA rank 16")
-    overhead_model = _choice("overhead_model", req.overhead_model or "measured", OVERHEAD_MODELS)
-    context = req.cuda_context_bytes
-    reserve = req.allocator_reserve
-    if overhead_model == "measured" and task != "infer" and (context is None or reserve is None):
-        context = default_context_bytes(par.gpus) if context is None else context
-        reserve = ALLOCATOR_RESERVE if reserve is None else reserve
-        notes.append(f"overhead: CUDA context{' + NCCL' if par.gpus > 1 else ''} "
-                     f"{context / GiB:.1f} GiB + {reserve:.0%} allocator reserve")
+    act_model = choice("activation_model",
+                       req.activation_model or ("megatron" if megatron_like else "hf"),
+                       ACTIVATION_MODELS)
+    if task != "infer":
+        notes.value("activation_model", act_model,
+                    "Megatron-LM/Transformer Engine kernels" if act_model == "megatron"
+                    else "Hugging Face transformers modules", minor=True)
+    overhead_model = choice("overhead_model", req.overhead_model or "measured", OVERHEAD_MODELS)
+    notes.value("overhead_model", overhead_model, "CUDA context and allocator reserve as "
+                "measured on real runs", minor=True)
+    recompute = _recompute(req, task, method, notes)
+    lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
+    method_name = choice("method", req.method or "planner", PLANNER_METHODS)
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
-        task=cast(Task, task), finetune_method=cast(FinetuneMethod, method),
-        seq_len=seq, micro_batch=req.micro_batch or 1, global_batch=req.global_batch or 0,
-        precision=precision, optimizer=optimizer, framework=framework, parallel=par,
-        recompute=cast(Recompute, _recompute(req, method, notes)),
+        task=task, finetune_method=method, seq_len=seq, micro_batch=req.micro_batch or 1,
+        global_batch=req.global_batch or 0, precision=precision, optimizer=optimizer,
+        framework=framework, parallel=par, recompute=recompute,
         flash_attn=True if req.flash_attn is None else req.flash_attn,
-        offload=cast(Offload, _offload(req, par)),
-        lora_rank=req.lora_rank or 16, lora_targets=lora_targets, quantization=quant,
-        kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1, gpu=gpu,
-        activation_model=act_model, overhead_model=overhead_model,
-        cuda_context_bytes=default_context_bytes(par.gpus) if context is None else context,
-        allocator_reserve=ALLOCATOR_RESERVE if reserve is None else reserve,
+        offload=_offload(req, par), lora_rank=req.lora_rank or 16, lora_targets=lora_targets,
+        quantization=quant, kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1,
+        gpu=gpu, activation_model=act_model, overhead_model=overhead_model,
+        cuda_context_bytes=req.cuda_context_bytes, allocator_reserve=req.allocator_reserve,
     )
-    return Resolved(job, model, notes)
+    given = par.gpus if (req.gpu_count is not None or req.nodes is not None) else None
+    return ResolvedJob(
+        job=job, model=model, assumptions=tuple(notes.items), stated=frozenset(req.stated()),
+        given_gpus=given, gpus_per_node=per_node,
+        headroom=req.memory_headroom if req.memory_headroom is not None else DEFAULT_HEADROOM,
+        method=method_name, tokens=req.tokens, mfu=req.mfu,
+        price_per_gpu_hour=req.price_per_gpu_hour,
+    )

@@ -1,4 +1,4 @@
-"""A fully resolved job: every knob has a concrete value (defaults filled in by ``request.py``)."""
+"""A fully resolved job: every knob has a concrete value (defaults filled in by ``resolve.py``)."""
 
 from __future__ import annotations
 
@@ -63,8 +63,8 @@ class Job:
     gpu: Gpu | None = None
     activation_model: str = "hf"
     overhead_model: str = "measured"
-    cuda_context_bytes: int = 0
-    allocator_reserve: float = 0.0
+    cuda_context_bytes: int | None = None  # None: the measured default (memory/overhead.py)
+    allocator_reserve: float | None = None  # None: the measured default
 
     @property
     def tokens_per_micro_batch(self) -> int:

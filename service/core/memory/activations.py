@@ -24,11 +24,16 @@ ITEMIZED_PROFILES = ("hf", "hf_cpu", "megatron")
 @dataclass(frozen=True, slots=True)
 class ActivationBreakdown:
     per_layer_bytes: int  # one layer, one micro-batch, this GPU's share (no recompute applied)
-    layers_bytes: int  # all layers this GPU keeps, with recompute and pipeline in-flight
+    kept_layer_bytes: float  # what one layer keeps for one micro-batch, recompute applied
     non_layer_bytes: int  # embedding, final norm, logits and loss
     working_set_bytes: int  # one layer recomputed during backward (full recompute)
     in_flight_micro_batches: float
     layers_on_gpu: int
+
+    @property
+    def layers_bytes(self) -> int:
+        """All layers this GPU keeps, with recompute and the micro-batches in flight."""
+        return round(self.kept_layer_bytes * self.layers_on_gpu * self.in_flight_micro_batches)
 
 
 def layer_setup(job: Job) -> LayerSetup:
@@ -144,8 +149,7 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
         checkpoint = 2 * job.seq_len / par.cp * job.micro_batch * arch.hidden / sp_split
         kept = checkpoint if job.recompute == "full" else per
         working = per if (job.recompute == "full" and model == "seed_s3") else 0.0
-        return ActivationBreakdown(round(per), round(kept * layers_on_gpu * flight), 0,
-                                   round(working), flight, layers_on_gpu)
+        return ActivationBreakdown(round(per), kept, 0, round(working), flight, layers_on_gpu)
     moe_share = arch.moe_layers / arch.layers
     skip_core = job.recompute == "selective"
     per_layer = (1 - moe_share) * layer_bytes(job, False, skip_core)
@@ -158,21 +162,9 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
         kept, working = per_layer, 0.0
     return ActivationBreakdown(
         per_layer_bytes=round(per_layer),
-        layers_bytes=round(kept * layers_on_gpu * flight),
+        kept_layer_bytes=kept,
         non_layer_bytes=round(non_layer_bytes(job)),
         working_set_bytes=round(working),
         in_flight_micro_batches=flight,
         layers_on_gpu=layers_on_gpu,
     )
-
-
-def kept_activation_bytes(b: ActivationBreakdown, pp: int) -> int:
-    """Activations on the most loaded pipeline stage.
-
-    pp = 1: all layers plus the logits term. pp > 1: the first stage holds its layers for
-    every in-flight micro-batch, the last stage its layers for one plus the logits.
-    """
-    if pp == 1:
-        return b.layers_bytes + b.non_layer_bytes
-    last = round(b.layers_bytes / b.in_flight_micro_batches) + b.non_layer_bytes
-    return max(b.layers_bytes, last)

@@ -1,10 +1,12 @@
-"""What an estimate returns: integer bytes per component, each with its formula and source."""
+"""What a memory estimate is: one job's per-GPU components, each a formula with its bytes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from service.core.compute.training_time import ComputeEstimate
+from service.core.job.spec import Job
+from service.core.memory.formula import Component
 
 COMPONENT_KEYS: tuple[str, ...] = (
     "weights", "gradients", "optimizer", "activations", "kv_cache", "temporary", "overhead",
@@ -12,35 +14,28 @@ COMPONENT_KEYS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class Component:
-    """One memory component on one GPU."""
-
-    key: str  # one of COMPONENT_KEYS
-    bytes: int
-    formula: str  # symbolic, e.g. "P_rank x 2 B / zero_shards"
-    values: str  # the same with the numbers put in
-    source: str  # paper or framework file the rule follows
-    note: str = ""
-
-
-@dataclass(slots=True)
 class Estimate:
-    """Per-GPU memory of one job, and whether it fits the chosen GPU."""
+    """Per-GPU memory of one job on its layout, and whether it fits the job's GPU.
 
-    model_id: str
-    task: str
+    ``details``: named figures behind the components (bytes per sequence of KV cache, the KV
+    budget, micro-batches in flight, ...).
+    """
+
+    job: Job
+    components: tuple[Component, ...]
     params_total: int
     params_active: int
     params_trainable: int
-    components: list[Component]
-    assumptions: list[str] = field(default_factory=list)
-    gpu_id: str | None = None
-    gpu_name: str | None = None
-    capacity_bytes: int | None = None  # usable memory of one GPU
     cpu_offload_bytes: int = 0  # host memory per GPU that offload moves off the GPU
-    extra: dict[str, int | float | str] = field(default_factory=dict)
-    compute: ComputeEstimate | None = None
-    layout: dict[str, int | str | bool] = field(default_factory=dict)
+    details: Mapping[str, int | float] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        return self.job.model_id
+
+    @property
+    def task(self) -> str:
+        return self.job.task
 
     def component_bytes(self, key: str) -> int:
         return sum(c.bytes for c in self.components if c.key == key)
@@ -56,14 +51,17 @@ class Estimate:
         return sum(c.bytes for c in self.components)
 
     @property
+    def capacity_bytes(self) -> int | None:
+        """Usable memory of one GPU (None: no GPU named)."""
+        return self.job.gpu.memory_bytes_usable if self.job.gpu else None
+
+    @property
     def fits(self) -> bool | None:
-        if self.capacity_bytes is None:
-            return None
-        return self.total_bytes <= self.capacity_bytes
+        capacity = self.capacity_bytes
+        return None if capacity is None else self.total_bytes <= capacity
 
     @property
     def headroom_bytes(self) -> int | None:
         """Usable memory left over (negative when it does not fit)."""
-        if self.capacity_bytes is None:
-            return None
-        return self.capacity_bytes - self.total_bytes
+        capacity = self.capacity_bytes
+        return None if capacity is None else capacity - self.total_bytes

@@ -16,6 +16,7 @@ NF4_BITS = 4.0
 NF4_BLOCK = 64
 DOUBLE_QUANT_BITS_PER_WEIGHT = 8 / NF4_BLOCK + 32 / (NF4_BLOCK * 256)  # 0.127 bits
 SINGLE_QUANT_BITS_PER_WEIGHT = 32 / NF4_BLOCK  # 0.5 bits
+NF4_BITS_PER_WEIGHT = NF4_BITS + DOUBLE_QUANT_BITS_PER_WEIGHT  # 4.127
 ADAPTER_BYTES_PER_PARAM = 4  # fp32 adapters (peft autocast_adapter_dtype)
 
 
@@ -37,13 +38,3 @@ def lora_params(arch: Architecture, rank: int, targets: str) -> int:
             shared = sum(rank * (i + o) for i, o in mlp_linear_shapes(arch, shared_ffn))
             total += arch.moe_layers * (moe.experts * expert + moe.shared_experts * shared)
     return total
-
-
-def nf4_bytes(linear_params: int, double_quant: bool = True) -> int:
-    """4-bit NF4 weights plus their quantization constants, in bytes.
-
-    bits/weight = 4 + 8/64 + 32/(64*256) = 4.127 with double quantization, 4 + 32/64 = 4.5
-    without (QLoRA paper, section 3).
-    """
-    extra = DOUBLE_QUANT_BITS_PER_WEIGHT if double_quant else SINGLE_QUANT_BITS_PER_WEIGHT
-    return round(linear_params * (NF4_BITS + extra) / 8)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job, Parallelism
-from service.core.memory.breakdown import Component
-from service.core.memory.lora import ADAPTER_BYTES_PER_PARAM, lora_params, nf4_bytes
+from service.core.memory.formula import Component, component, component_of
+from service.core.memory.lora import ADAPTER_BYTES_PER_PARAM, NF4_BITS_PER_WEIGHT, lora_params
 from service.core.memory.precision import (
     gradient_bytes_per_param,
     master_bytes_per_param,
@@ -81,10 +81,18 @@ def _shards(par: Parallelism, stage_needed: int, experts: bool = False) -> int:
     return max(1, shards // par.ep) if experts else shards
 
 
-def _sharded(params: RankParams, par: Parallelism, stage_needed: int, per_param: float) -> int:
-    dense = params.dense * per_param / _shards(par, stage_needed)
-    experts = params.experts * per_param / _shards(par, stage_needed, experts=True)
-    return round(dense + experts)
+def sharded(key: str, params: RankParams, par: Parallelism, stage_needed: int,
+            per_param: float, source: str, note: str = "") -> Component:
+    """``params x bytes_per_param / shards``; routed experts shard over dp / ep ranks."""
+    shards = _shards(par, stage_needed)
+    if not params.experts:
+        return component(key, "params * bytes_per_param / shards", source, note,
+                         params=params.dense, bytes_per_param=per_param, shards=shards)
+    return component(
+        key, "dense_params * bytes_per_param / shards + expert_params * bytes_per_param "
+        "/ expert_shards", source, note, dense_params=params.dense,
+        expert_params=params.experts, bytes_per_param=per_param, shards=shards,
+        expert_shards=_shards(par, stage_needed, experts=True))
 
 
 def weights(job: Job) -> Component:
@@ -92,24 +100,17 @@ def weights(job: Job) -> Component:
     par = job.parallel
     params = rank_params(job.arch, par, job.param_scale)
     if job.finetune_method == "qlora":
-        split = par.tp * par.pp
-        linear = quantizable_linear_params(job.arch) // split
-        other = max(0, params.total - linear)
-        n = nf4_bytes(linear) + other * 2
-        return Component(
-            "weights", n, "P_linear x 4.127 bits (NF4 + double quant) + P_other x 2 B",
-            f"{linear:,} x 4.127/8 + {other:,} x 2 B", "QLoRA, Dettmers et al. 2023, sec. 3",
-        )
-    per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
+        linear = quantizable_linear_params(job.arch) // (par.tp * par.pp)
+        return component(
+            "weights", "linear_params * nf4_bits / 8 + other_params * other_bytes",
+            "QLoRA, Dettmers et al. 2023, sec. 3 (NF4 + double quantization)",
+            linear_params=linear, nf4_bits=NF4_BITS_PER_WEIGHT,
+            other_params=max(0, params.total - linear), other_bytes=2)
     if job.offload == "optimizer_and_params" and job.is_training:
-        return Component("weights", 0, "offloaded to CPU", "0 B on the GPU",
-                         "ZeRO-Infinity, Rajbhandari et al. 2021", "prefetch buffers in temporary")
-    n = _sharded(params, par, 3, per)
-    shards = _shards(par, 3)
-    return Component(
-        "weights", n, "P_rank x bytes_per_weight / zero3_shards",
-        f"{params.total:,} x {per:g} B / {shards}", ZERO_SOURCE,
-    )
+        return component("weights", "0", "ZeRO-Infinity, Rajbhandari et al. 2021",
+                         "offloaded to CPU memory; prefetch buffers are in temporary")
+    per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
+    return sharded("weights", params, par, 3, per, ZERO_SOURCE)
 
 
 def trainable_rank_params(job: Job) -> RankParams:
@@ -123,17 +124,12 @@ def trainable_rank_params(job: Job) -> RankParams:
 def gradients(job: Job) -> Component:
     """Gradients of trainable params: P_train x grad bytes / shards (ZeRO-2 and up shard them)."""
     if not job.is_training:
-        return Component("gradients", 0, "no gradients when serving", "0", "")
-    params = trainable_rank_params(job)
+        return component("gradients", "0", "no gradients when serving")
     if job.trains_all_weights:
         per = gradient_bytes_per_param(job.precision, job.framework)
     else:
         per = ADAPTER_BYTES_PER_PARAM
-    n = _sharded(params, job.parallel, 2, per)
-    return Component(
-        "gradients", n, "P_trainable_rank x bytes_per_grad / zero2_shards",
-        f"{params.total:,} x {per:g} B / {_shards(job.parallel, 2)}", ZERO_SOURCE,
-    )
+    return sharded("gradients", trainable_rank_params(job), job.parallel, 2, per, ZERO_SOURCE)
 
 
 def optimizer_bytes_per_param(job: Job) -> float:
@@ -161,34 +157,33 @@ def adafactor_state_bytes(arch: Architecture) -> int:
 
 
 def optimizer(job: Job) -> Component:
-    """Optimizer state: P_train x (master + moments) / shards (ZeRO-1 and up shard it)."""
+    """Optimizer state: P_train x (master + moments) / shards (ZeRO-1 and up shard it); offloaded
+    state lives in CPU memory (``offloaded_bytes``)."""
     if not job.is_training:
-        return Component("optimizer", 0, "no optimizer when serving", "0", "")
+        return component("optimizer", "0", "no optimizer when serving")
+    source = "ZeRO sec. 3 (mixed-precision Adam 12 B/param); see precision.py"
+    if job.offload != "none":
+        return component("optimizer", "0", source, "kept in CPU memory (offload)")
     params = trainable_rank_params(job)
     per = optimizer_bytes_per_param(job)
-    n = _sharded(params, job.parallel, 1, per)
-    formula = "P_trainable_rank x (master + moments) / zero1_shards"
-    values = f"{params.total:,} x {per:g} B / {_shards(job.parallel, 1)}"
-    if optimizer_name(job.optimizer).family == "adafactor":
-        factored = adafactor_state_bytes(job.arch) // (job.parallel.tp * job.parallel.pp)
-        n += round(factored / _shards(job.parallel, 1))
-        formula += " + sum over matrices of (rows + cols) x 4 B"
-        values += f" + {factored:,} B"
-    note = ""
-    if job.offload != "none":
-        note = f"{n:,} B kept in CPU memory (offload)"
-        n = 0
-    return Component("optimizer", n, formula, values,
-                     "ZeRO sec. 3 (mixed-precision Adam 12 B/param); see precision.py", note)
+    state = sharded("optimizer", params, job.parallel, 1, per, source)
+    if optimizer_name(job.optimizer).family != "adafactor":
+        return state
+    factored = adafactor_state_bytes(job.arch) // (job.parallel.tp * job.parallel.pp)
+    return component_of("optimizer", f"{state.expression} + factored_bytes / shards",
+                        {**state.term_map, "factored_bytes": factored},
+                        source + "; Adafactor: sum over matrices of (rows + cols) x 4 B")
 
 
 def offloaded_bytes(job: Job) -> int:
     """Host (CPU) memory per GPU that offload uses: optimizer state, and weights if asked."""
     if job.offload == "none" or not job.is_training:
         return 0
-    params = trainable_rank_params(job)
-    moved = _sharded(params, job.parallel, 1, optimizer_bytes_per_param(job))
+    par = job.parallel
+    moved = sharded("optimizer", trainable_rank_params(job), par, 1,
+                    optimizer_bytes_per_param(job), "").bytes
     if job.offload == "optimizer_and_params":
         per = weight_bytes_per_param(job.precision, job.framework)
-        moved += _sharded(rank_params(job.arch, job.parallel, job.param_scale), job.parallel, 3, per)
+        moved += sharded("weights", rank_params(job.arch, par, job.param_scale), par, 3, per,
+                         "").bytes
     return moved

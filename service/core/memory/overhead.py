@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from service.core.job.spec import Job
 from service.core.memory.activations import ITEMIZED_PROFILES, ActivationBreakdown
-from service.core.memory.breakdown import Component
+from service.core.memory.formula import Component, component
 from service.core.memory.precision import compute_dtype_bytes, gradient_bytes_per_param
 from service.core.model.params import layer_params
 from service.core.units import MiB
@@ -55,34 +55,34 @@ def gathered_param_bytes(job: Job) -> float:
 def temporary(job: Job, acts: ActivationBreakdown) -> Component:
     """max(loss peak, one layer's backward) + ZeRO-3 gathered layers + gradient buckets."""
     itemized = job.activation_model in ITEMIZED_PROFILES
-    loss = loss_peak_bytes(job) if itemized else 0.0
-    layer = layer_backward_bytes(job, acts) if itemized else acts.working_set_bytes
-    gathered = gathered_param_bytes(job)
-    buckets = DDP_BUCKET_BYTES if job.parallel.dp > 1 and job.parallel.zero_stage < 3 else 0
-    n = round(max(loss, layer) + gathered + buckets)
-    return Component(
-        "temporary", n, "max(loss peak, layer backward) + ZeRO-3 gathered layers + buckets",
-        f"max({loss:,.0f}, {layer:,.0f}) + {gathered:,.0f} + {buckets:,} B",
+    return component(
+        "temporary", "max(loss_peak, layer_backward) + gathered_layers + buckets",
         "PyTorch autograd; FSDP/ZeRO-3 prefetch; DDP bucket_cap_mb=25",
-    )
+        loss_peak=loss_peak_bytes(job) if itemized else 0.0,
+        layer_backward=layer_backward_bytes(job, acts) if itemized else acts.working_set_bytes,
+        gathered_layers=gathered_param_bytes(job),
+        buckets=DDP_BUCKET_BYTES if job.parallel.dp > 1 and job.parallel.zero_stage < 3 else 0)
+
+
+def context_bytes(job: Job) -> int:
+    """The CUDA context (+ NCCL) a job's process holds: stated, else the default."""
+    if job.cuda_context_bytes is not None:
+        return job.cuda_context_bytes
+    return default_context_bytes(job.parallel.gpus)
 
 
 def overhead(job: Job, tensor_bytes: int) -> Component:
     """CUDA context (+ NCCL when multi-GPU) plus the allocator's reserve over tensor bytes;
     or the S1 seed's flat 10% of the other components."""
     if job.overhead_model == "flat_10pct":
-        n = round(tensor_bytes * FLAT_OVERHEAD)
-        return Component("overhead", n, "10% x (all other components)",
-                         f"0.10 x {tensor_bytes:,} B", "the S1 seed's flat overhead")
-    context = job.cuda_context_bytes
-    reserve = round(tensor_bytes * job.allocator_reserve)
-    return Component(
-        "overhead", context + reserve, "CUDA context (+ NCCL) + allocator reserve x tensors",
-        f"{context:,} + {job.allocator_reserve:g} x {tensor_bytes:,} B",
+        return component("overhead", "flat_share * tensors", "the S1 seed's flat overhead",
+                         flat_share=FLAT_OVERHEAD, tensors=tensor_bytes)
+    reserve = ALLOCATOR_RESERVE if job.allocator_reserve is None else job.allocator_reserve
+    return component(
+        "overhead", "cuda_context + allocator_reserve * tensors",
         "PyTorch CUDA caching allocator; typical CUDA 12 context (assumed, not yet measured)",
-    )
+        cuda_context=context_bytes(job), allocator_reserve=reserve, tensors=tensor_bytes)
 
 
 def default_context_bytes(gpus: int) -> int:
     return CUDA_CONTEXT_BYTES + (NCCL_BYTES if gpus > 1 else 0)
-

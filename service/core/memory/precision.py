@@ -69,7 +69,7 @@ def optimizer_state_bytes_per_param(optimizer: str, precision: str) -> float:
     fp32 absmax per 2048 values per state. SGD with momentum: one buffer; Lion: one moment.
     Adafactor's factored moment is shape-dependent: see ``adafactor_state_bytes``.
     """
-    state_dtype = 2 if precision == "bf16" else 4
+    state_dtype = 2 if precision in ("bf16", "fp16") else 4
     optimizer = optimizer_name(optimizer).family
     if optimizer == "adamw":
         return 2 * state_dtype

@@ -10,52 +10,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.core.errors import InvalidInput
+from service.core.memory.formula import Component, component_of
 from service.core.model.architecture import Architecture
+from service.core.model.formats import (
+    KV_DTYPE_BYTES,
+    QUANT_BITS,
+    check_kv_dtype,
+    check_weight_format,
+)
 from service.core.model.linears import quantizable_linear_params
 from service.core.model.params import parameter_count
 
-# Effective bits per weight, scales and zero points included.
-# GPTQ/AWQ 4-bit, group 128: 4 + (16-bit scale + 4-bit zero) / 128 = 4.156 (AutoGPTQ, AutoAWQ).
-# GGUF: llama.cpp block formats (q8_0: 34 B per 32 weights = 8.5; q4_0: 18 B/32 = 4.5; k-quants
-# per ggml-quants.h super-blocks of 256) and the K_M mixes' file sizes for Llama-2-7B.
-QUANT_BITS: dict[str, float] = {
-    "none": 16.0, "bf16": 16.0, "fp16": 16.0, "fp32": 32.0,
-    "fp8": 8.0, "int8": 8.0,
-    "int4": 4.156, "gptq": 4.156, "awq": 4.156, "gptq-8bit": 8.156,
-    "nf4": 4.127,
-    "gguf-q8_0": 8.5, "gguf-q6_k": 6.5625, "gguf-q5_k_m": 5.69, "gguf-q5_0": 5.5,
-    "gguf-q4_k_m": 4.85, "gguf-q4_0": 4.5, "gguf-q3_k_m": 3.91, "gguf-q2_k": 3.35,
-}
-KV_DTYPE_BYTES: dict[str, float] = {"auto": 2, "bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1,
-                                    "int4": 0.5}
 
-
-def check_quantization(name: str) -> None:
-    if name not in QUANT_BITS:
-        raise InvalidInput("quantization", f"unknown quantization {name!r}", ", ".join(QUANT_BITS))
-
-
-def check_kv_dtype(name: str) -> None:
-    if name not in KV_DTYPE_BYTES:
-        raise InvalidInput(
-            "kv_cache_dtype", f"unknown KV cache dtype {name!r}", ", ".join(KV_DTYPE_BYTES)
-        )
-
-
-def serving_weight_bytes(arch: Architecture, quantization: str) -> int:
-    """Weights at their storage precision.
+def weight_terms(arch: Architecture, quantization: str) -> dict[str, float]:
+    """The weights' storage split: ``quantized_params`` at ``bits`` per weight, the rest at
+    ``other_bits``.
 
     GPTQ/AWQ/NF4/int8/fp8 quantize the layers' linear weights only; embeddings, LM head and
-    norms stay 16-bit. GGUF's effective bits already mix all tensors, so they apply to all.
+    norms stay 16-bit. 16/32-bit formats and GGUF (whose effective bits already mix all
+    tensors) apply to every weight.
     """
-    check_quantization(quantization)
+    check_weight_format(quantization)
     total = parameter_count(arch)
     bits = QUANT_BITS[quantization]
     if quantization in ("none", "bf16", "fp16", "fp32") or quantization.startswith("gguf"):
-        return round(total * bits / 8)
+        return {"quantized_params": total, "bits": bits, "other_params": 0, "other_bits": 16}
     linear = quantizable_linear_params(arch)
-    return round(linear * bits / 8 + (total - linear) * 2)
+    return {"quantized_params": linear, "bits": bits, "other_params": total - linear,
+            "other_bits": 16}
+
+
+def serving_weights(arch: Architecture, quantization: str, scale: float = 1.0,
+                    split: int = 1) -> Component:
+    """(quantized params x bits + other params x 16 bits) / 8 x stated-size scale / (tp x pp)."""
+    return component_of(
+        "weights", "(quantized_params * bits + other_params * other_bits) / 8 * scale / split",
+        {**weight_terms(arch, quantization), "scale": scale, "split": split},
+        "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes (model/formats.py)",
+        f"{quantization} weights")
+
+
+def serving_weight_bytes(arch: Architecture, quantization: str) -> int:
+    """The whole model's weights in a storage format, in bytes."""
+    return serving_weights(arch, quantization).bytes
 
 
 def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:

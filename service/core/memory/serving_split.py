@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.core.job.spec import Job
+from service.core.memory.formula import Component, component
 from service.core.memory.serving import (
     ServingBudget,
     forward_workspace_bytes,
     kv_bytes_per_token,
-    serving_weight_bytes,
+    serving_weights,
 )
 from service.core.model.architecture import Architecture
 
@@ -39,23 +40,41 @@ def serving_tp_ok(arch: Architecture, tp: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServingShare:
-    """One GPU's part of a serving job on tp x pp GPUs."""
+    """One GPU's part of a serving job on tp x pp GPUs, component by component."""
 
-    weights: int
+    weights: Component
+    kv_cache: Component  # the job's sequences at the full context
+    workspace: Component  # forward-pass peak (one layer alive) + sampling logits
+    fixed: Component  # non-torch memory + CUDA graphs
     kv_per_sequence: int  # this GPU's share of one sequence's KV cache at the context length
-    workspace: int  # forward-pass peak (one layer alive) + sampling logits
     chunk: int  # tokens in one forward pass
 
-    def kv_total(self, sequences: int) -> int:
-        return self.kv_per_sequence * sequences
+    @property
+    def components(self) -> tuple[Component, ...]:
+        return (self.weights, self.kv_cache, self.workspace, self.fixed)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(c.bytes for c in self.components)
 
 
 def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingShare:
     """Weights / (tp x pp); KV cache per sequence x ``kv_share`` / pp; the workspace of a
     forward pass over min(max_batched_tokens, context x sequences) tokens."""
     arch = job.arch
-    weights = round(serving_weight_bytes(arch, job.quantization) * job.param_scale / (tp * pp))
-    per_seq = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len) * job.seq_len
+    per_token = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len)
+    share = kv_share(arch, tp)
+    kv = component("kv_cache", "kv_bytes_per_token * context * kv_share / pp * sequences",
+                   "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)",
+                   f"{job.kv_cache_dtype} KV cache", kv_bytes_per_token=per_token,
+                   context=job.seq_len, kv_share=share, pp=pp, sequences=job.batch)
     chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
-    return ServingShare(weights, round(per_seq * kv_share(arch, tp) / pp),
-                        forward_workspace_bytes(arch, chunk, job.batch, tp), chunk)
+    workspace = component("activations", "workspace", "vLLM profile run",
+                          f"forward workspace of one layer over {chunk:,} tokens + fp32 "
+                          "sampling logits",
+                          workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
+    fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
+                      non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
+    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp)
+    return ServingShare(weights, kv, workspace, fixed,
+                        round(per_token * job.seq_len * share / pp), chunk)

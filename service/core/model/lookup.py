@@ -22,6 +22,7 @@ class ResolvedModel:
     model_id: str
     description: str  # one line: what this model is, as the user should read it
     stated_params: int = 0  # a bare size's stated parameter count (0: use the architecture's)
+    weight_format: str = "bf16"  # the checkpoint's native weight format (model/formats.py)
 
     @property
     def param_scale(self) -> float:
@@ -45,7 +46,8 @@ def resolve_model(
             if BARE_SIZE.match(model):
                 return _bare(model)
             raise
-        found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})")
+        found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})",
+                              weight_format=preset.weight_format)
         return _restated(found, params_b)
     if params_b is not None:
         return _bare(params_b * 1e9)

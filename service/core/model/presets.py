@@ -19,6 +19,7 @@ from typing import Any
 
 from service.core.errors import InvalidInput, UnknownName
 from service.core.model.architecture import Architecture
+from service.core.model.formats import QUANT_BITS
 
 DATA_PACKAGE = "service.data"
 MODELS_DIR = "models"
@@ -50,6 +51,7 @@ class ModelPreset:
     params_source: str  # where published_params comes from, and any quirk behind it
     arch: Architecture
     family: str = ""  # the data file it came from: "llama", "qwen", ...
+    weight_format: str = "bf16"  # the checkpoint's native weight format (formats.QUANT_BITS)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -124,7 +126,15 @@ def _preset(data: Any, family: str, where: str) -> ModelPreset:
         params_source=_require(data, "params_source", str, where),
         arch=arch,
         family=family,
+        weight_format=_weight_format(data, where),
     )
+
+
+def _weight_format(data: dict[str, Any], where: str) -> str:
+    fmt = data.get("weight_format", "bf16")
+    if not isinstance(fmt, str) or fmt not in QUANT_BITS:
+        raise ValueError(f"{where}: weight_format must be one of {', '.join(QUANT_BITS)}")
+    return fmt
 
 
 @cache

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from service.core.hardware.gpus import Gpu
-from service.core.planning.plan_types import Alternative, Candidate, Plan
+from service.core.memory.breakdown import Estimate
+from service.core.planning.plan_types import Alternative, Candidate
 from service.core.planning.search import CountResult, Searcher
 from service.core.planning.step_time import pipeline_bubble
 from service.core.units import gb
@@ -13,29 +13,8 @@ from service.core.units import gb
 LESS_RECOMPUTE = {"full": ("selective", "none"), "selective": ("none",), "none": ()}
 
 
-def gpus_phrase(gpus: int, name: str, per_node: int) -> str:
-    nodes = -(-gpus // per_node)
-    where = f" ({nodes} nodes of {per_node})" if nodes > 1 else ""
-    return f"{gpus}x {name}{where}"
-
-
-def verdict(plan: Plan, gpu: Gpu, per_node: int) -> str:
-    if plan.fits and plan.layout is not None and plan.gpus is not None:
-        return f"Fits on {gpus_phrase(plan.gpus, gpu.name, per_node)} with {plan.layout.describe()}"
-    if plan.mode == "given" and plan.gpus is not None:
-        short = (f": needs {gb(plan.budget_bytes + plan.shortfall_bytes)} per GPU at the leanest "
-                 f"layout, the budget is {gb(plan.budget_bytes)} ({gb(plan.shortfall_bytes)} short)"
-                 if plan.shortfall_bytes is not None else ": no valid layout")
-        fix = f"; cheapest fix: {plan.fix.change}" if plan.fix is not None else ""
-        return f"Does not fit on {gpus_phrase(plan.gpus, gpu.name, per_node)}{short}{fix}"
-    return f"Does not fit on any number of {gpu.name} GPUs"
-
-
-def _states_line(plan: Plan, c: Candidate) -> str:
-    est = plan.estimate
+def _states_line(est: Estimate, c: Candidate) -> str:
     lay = c.layout
-    if est is None:
-        return ""
     states = sum(est.component_bytes(k) for k in ("weights", "gradients", "optimizer"))
     split = []
     if lay.tp * lay.pp > 1:
@@ -61,11 +40,11 @@ def _recompute_line(searcher: Searcher, c: Candidate) -> str | None:
 
 
 def why_lines(searcher: Searcher, best: Candidate, here: CountResult,
-              miss: CountResult | None, plan: Plan) -> list[str]:
+              miss: CountResult | None, estimate: Estimate, fewest_mode: bool) -> list[str]:
     lay, space = best.layout, searcher.space
     arch = space.arch
     lines = [f"{gb(best.total_bytes)} per GPU of a {gb(searcher.budget)} budget; "
-             + _states_line(plan, best)]
+             + _states_line(estimate, best)]
     rec = _recompute_line(searcher, best)
     if rec:
         lines.append(rec)
@@ -100,7 +79,7 @@ def why_lines(searcher: Searcher, best: Candidate, here: CountResult,
                      f"{gb(lean.total_bytes)} per GPU")
     elif miss is not None:
         lines.append(f"fewer GPUs do not fit: {miss.gpus} GPUs have no valid layout")
-    elif plan.mode == "fewest" and lay.gpus > 1:
+    elif fewest_mode and lay.gpus > 1:
         lines.append(f"fewer GPUs cannot hold the model states: below {lay.gpus} GPUs they "
                      "exceed the budget even spread perfectly")
     others = len(here.fitting) - 1

@@ -7,13 +7,15 @@ tensor/pipeline-parallel GPUs per type (``serving_plan.py``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from service.core.hardware.gpus import Gpu, all_gpus
-from service.core.job.request import EstimateRequest
-from service.core.job.resolve import Resolved
+from service.core.job.resolve import ResolvedJob
+from service.core.planning.layout_memory import MemoryModel
 from service.core.planning.layouts import node_count
 from service.core.planning.plan_types import FitsOnRow
-from service.core.planning.search import Searcher, fewest, states_lower_bound
-from service.core.planning.search_setup import build_space, headroom, make_searcher
+from service.core.planning.search import fewest, states_lower_bound
+from service.core.planning.search_setup import make_searcher, per_node
 from service.core.planning.serving_plan import fewest_serving, serving_budget
 
 
@@ -23,35 +25,31 @@ def _price(gpu: Gpu, count: int | None) -> float | None:
     return round(gpu.price_per_gpu_hour_usd * count, 2)
 
 
-def fits_on_training(request: EstimateRequest, resolved: Resolved,
-                     gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
+def fits_on_training(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
     catalog = gpus if gpus is not None else all_gpus()
     if not catalog:
         return []
-    memory = make_searcher(request, resolved, catalog[0]).memory
+    memory = MemoryModel(resolved, catalog[0])
     rows: list[FitsOnRow] = []
     for gpu in catalog:
-        budget = round(gpu.memory_bytes_usable * headroom(request))
-        searcher = Searcher(build_space(request, resolved, gpu), memory, budget,
-                            resolved.job.parallel.virtual_stages)
-        hit, _ = fewest(searcher, states_lower_bound(memory, budget))
+        searcher = make_searcher(resolved, gpu, memory=memory)
+        hit, _ = fewest(searcher, states_lower_bound(memory, searcher.budget))
         best = hit.best if hit is not None else None
-        per_node = searcher.space.gpus_per_node
         count = best.layout.gpus if best is not None else None
         rows.append(FitsOnRow(
-            gpu.id, gpu.name, count, node_count(count, per_node) if count else None,
+            gpu.id, gpu.name, count,
+            node_count(count, searcher.space.gpus_per_node) if count else None,
             f"{best.layout.describe()} ({best.layout.shape()})" if best else "does not fit",
-            best.total_bytes if best else None, budget, _price(gpu, count)))
+            best.total_bytes if best else None, searcher.budget, _price(gpu, count)))
     return rows
 
 
-def fits_on_serving(request: EstimateRequest, resolved: Resolved,
-                    gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
-    budget = serving_budget(request)
+def fits_on_serving(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
+    budget = serving_budget(resolved)
     rows: list[FitsOnRow] = []
     for gpu in gpus if gpus is not None else all_gpus():
-        per_node = request.gpus_per_node or gpu.gpus_per_node
-        fit, _ = fewest_serving(resolved.job, gpu, per_node, budget)
+        fit, _ = fewest_serving(replace(resolved.job, gpu=gpu), gpu, per_node(resolved, gpu),
+                                budget)
         count = fit.gpus if fit else None
         shape = (f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
                  + f"; up to {fit.max_concurrent:,} sequences") if fit else "does not fit"
@@ -60,3 +58,9 @@ def fits_on_serving(request: EstimateRequest, resolved: Resolved,
                               round(gpu.memory_bytes_usable * budget.memory_fraction),
                               _price(gpu, count)))
     return rows
+
+
+def fits_on(resolved: ResolvedJob) -> list[FitsOnRow]:
+    if resolved.job.task == "infer":
+        return fits_on_serving(resolved)
+    return fits_on_training(resolved)

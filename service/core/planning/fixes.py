@@ -14,68 +14,74 @@ from __future__ import annotations
 from dataclasses import replace
 
 from service.core.hardware.gpus import Gpu, all_gpus
-from service.core.job.request import EstimateRequest
-from service.core.job.resolve import Resolved
+from service.core.job.resolve import ResolvedJob
 from service.core.memory.model_state import offloaded_bytes
 from service.core.planning.layouts import SearchSpace, context_parallel_sizes, tensor_parallel_sizes
-from service.core.planning.plan_types import Candidate, Fix, Plan
+from service.core.planning.plan_types import Candidate, Fix
 from service.core.planning.search import Searcher
-from service.core.planning.search_setup import build_space, headroom, make_searcher
+from service.core.planning.search_setup import budget_bytes, build_space, make_searcher
 from service.core.units import gb
 
 ALL_RECOMPUTE = ("none", "selective", "full")
 ALL_OFFLOAD = ("none", "optimizer", "optimizer_and_params")
 
 
-def _freed(space: SearchSpace, request: EstimateRequest) -> list[tuple[str, SearchSpace]]:
+def _freed(space: SearchSpace, resolved: ResolvedJob) -> list[tuple[str, SearchSpace]]:
     """One space per pinned knob, with that knob free again."""
+    job, pinned = resolved.job, resolved.pinned
     out: list[tuple[str, SearchSpace]] = []
-    if request.recompute is not None and request.recompute != "full":
+    if pinned("recompute") and job.recompute != "full":
         out.append(("recompute", replace(space, recomputes=ALL_RECOMPUTE)))
-    if request.zero_stage is not None and request.zero_stage < 3:
+    if pinned("zero_stage") and job.parallel.zero_stage < 3:
         out.append(("zero_stage", replace(space, zero_stages=(0, 1, 2, 3), zero_stated=False)))
-    if request.tp is not None:
+    if pinned("tp"):
         tps = tensor_parallel_sizes(space.arch, space.nvlink_domain)
         out.append(("tp", replace(space, tps=tps)))
-    if request.pp is not None:
+    if pinned("pp"):
         out.append(("pp", replace(space, pps=None)))
-    if request.cp is not None:
+    if pinned("cp"):
         out.append(("cp", replace(space, cps=context_parallel_sizes(space.seq_len))))
-    if request.ep is not None:
+    if pinned("ep"):
         out.append(("ep", replace(space, eps=None)))
-    if request.micro_batch is not None and request.micro_batch > 1:
+    if pinned("micro_batch") and job.micro_batch > 1:
         out.append(("micro_batch", replace(space, micro_batches=None)))
-    if request.sequence_parallel is False:
+    if pinned("sequence_parallel") and not job.parallel.sequence_parallel:
         out.append(("sequence_parallel", replace(space, sequence_parallel=None)))
     return out
 
 
-def _change(knob: str, request: EstimateRequest, c: Candidate) -> str:
+def _stated_value(knob: str, resolved: ResolvedJob) -> object:
+    job = resolved.job
+    if knob in ("recompute", "micro_batch"):
+        return getattr(job, knob)
+    return getattr(job.parallel, knob)
+
+
+def _change(knob: str, resolved: ResolvedJob, c: Candidate) -> str:
     lay = c.layout
     now = {"recompute": lay.recompute, "zero_stage": lay.zero_stage, "tp": lay.tp, "pp": lay.pp,
            "cp": lay.cp, "ep": lay.ep, "micro_batch": lay.micro_batch,
            "sequence_parallel": lay.sequence_parallel}[knob]
-    was = getattr(request, knob)
-    return f"{knob}={now} instead of {was} ({lay.describe()})"
+    return f"{knob}={now} instead of {_stated_value(knob, resolved)} ({lay.describe()})"
 
 
-def fixes_for(request: EstimateRequest, resolved: Resolved, gpu: Gpu, count: int,
-              plan: Plan) -> tuple[Fix | None, list[Fix]]:
-    base = make_searcher(request, resolved, gpu)
+def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int,
+              min_gpus: int | None) -> tuple[Fix | None, list[Fix]]:
+    base = make_searcher(resolved, gpu)
     knob_fixes: list[tuple[float, Fix]] = []
-    for knob, space in _freed(base.space, request):
+    for knob, space in _freed(base.space, resolved):
         found = Searcher(space, base.memory, base.budget, base.virtual_stages).at(count).best
         if found is not None:
             knob_fixes.append((found.step_time, Fix(
-                _change(knob, request, found), count, gpu.id, found.total_bytes,
+                _change(knob, resolved, found), count, gpu.id, found.total_bytes,
                 f"relative step time {found.step_time:.2f} ({found.slowdowns()})")))
     fixes = [f for _, f in sorted(knob_fixes, key=lambda t: t[0])]
     hardware: list[tuple[float, Fix]] = []
-    if plan.min_gpus is not None:
-        price = (gpu.price_per_gpu_hour_usd or 0.0) * plan.min_gpus
+    if min_gpus is not None:
+        price = (gpu.price_per_gpu_hour_usd or 0.0) * min_gpus
         hardware.append((price, Fix(
-            f"{plan.min_gpus} GPUs instead of {count} ({plan.min_gpus - count:+d})",
-            plan.min_gpus, gpu.id, None, _per_hour(gpu, plan.min_gpus))))
+            f"{min_gpus} GPUs instead of {count} ({min_gpus - count:+d})",
+            min_gpus, gpu.id, None, _per_hour(gpu, min_gpus))))
     bigger = sorted((g for g in all_gpus() if g.memory_bytes_usable > gpu.memory_bytes_usable),
                     key=lambda g: (g.price_per_gpu_hour_usd is None,
                                    g.price_per_gpu_hour_usd or 0.0, g.memory_bytes_usable))
@@ -83,9 +89,9 @@ def fixes_for(request: EstimateRequest, resolved: Resolved, gpu: Gpu, count: int
     for other in bigger:
         if other.vendor in vendors or (vendors and other.vendor != gpu.vendor):
             continue
-        space = build_space(request, resolved, other)
-        budget = round(other.memory_bytes_usable * headroom(request))
-        found = Searcher(space, base.memory, budget, base.virtual_stages).at(count).best
+        space = build_space(resolved, other)
+        found = Searcher(space, base.memory, budget_bytes(resolved, other),
+                         base.virtual_stages).at(count).best
         if found is not None:
             price = (other.price_per_gpu_hour_usd or float("inf")) * count
             hardware.append((price, Fix(f"{count}x {other.name} instead ({found.layout.describe()})",
@@ -95,7 +101,7 @@ def fixes_for(request: EstimateRequest, resolved: Resolved, gpu: Gpu, count: int
             if gpu.vendor in vendors:
                 break
     fixes += [f for _, f in sorted(hardware, key=lambda t: t[0])]
-    if request.offload is None:
+    if not resolved.pinned("offload"):
         space = replace(base.space, offloads=ALL_OFFLOAD)
         found = Searcher(space, base.memory, base.budget, base.virtual_stages).at(count).best
         if found is not None:

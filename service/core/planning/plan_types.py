@@ -1,17 +1,17 @@
 """What the planner returns: a layout, its per-GPU estimate, why it won, and what else was tried.
 
-Plain data only; ``planner.py`` fills it, ``plan_report.py`` turns it into text and JSON.
+Plain immutable data: the planner builds it once; the report turns it into text and JSON.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from service.core.compute.training_time import ComputeEstimate
+from service.core.compute.time_cost import TimeAndCost
+from service.core.hardware.gpus import Gpu
+from service.core.job.assumptions import Assumption
 from service.core.memory.breakdown import Estimate
-
-DEFAULT_HEADROOM = 0.95  # plan to at most 95% of usable memory (fragmentation, spikes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,33 +142,71 @@ class FitsOnRow:
                 "budget_bytes": self.budget_bytes, "price_per_hour_usd": self.price_per_hour}
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class ServingFit:
+    """Per-GPU figures of one serving layout (tp x pp GPUs, one replica)."""
+
+    tp: int
+    pp: int
+    gpus: int
+    nodes: int
+    weights_bytes: int
+    kv_per_sequence_bytes: int  # this GPU's share of one sequence at the context length
+    workspace_bytes: int
+    fixed_bytes: int  # non-torch memory + CUDA graphs
+    kv_budget_bytes: int
+    max_concurrent: int
+    sequences: int
+    context: int
+    memory_fraction: float  # vLLM gpu_memory_utilization
+
+    @property
+    def fits(self) -> bool:
+        return self.max_concurrent >= self.sequences
+
+    @property
+    def total_bytes(self) -> int:
+        """Per GPU with the requested sequences' KV cache."""
+        return self.weights_bytes + self.workspace_bytes + self.fixed_bytes \
+            + self.kv_per_sequence_bytes * self.sequences
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
-    """The planner's answer for one GPU type (training, fine-tuning or serving)."""
+    """The planner's answer for one GPU type (training, fine-tuning or serving).
+
+    ``mode``: ``fewest`` (the planner chose the count), ``given`` (the user gave it) or
+    ``catalog`` (no GPU type: the fits-on table alone)."""
 
     task: str
     model_id: str
-    gpu_id: str
-    gpu_name: str
+    gpu: Gpu | None
     capacity_bytes: int  # usable memory of one GPU
     budget_bytes: int  # capacity x headroom: what a layout may use
     headroom: float
-    mode: str  # "fewest" (the planner chose the count) or "given" (the user gave it)
+    mode: str
     fits: bool
-    verdict: str = ""
+    gpus_per_node: int = 8
     gpus: int | None = None  # the count the layout runs on (None: nothing fits)
     min_gpus: int | None = None  # fewest GPUs of this type that fit (None: none up to the cap)
     layout: Layout | None = None
     step_time: float | None = None
     estimate: Estimate | None = None  # per-GPU breakdown of the chosen layout
-    why: list[str] = field(default_factory=list)
-    alternatives: list[Alternative] = field(default_factory=list)
+    why: tuple[str, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()
     shortfall_bytes: int | None = None  # given GPUs that do not fit: over the budget per GPU
     fix: Fix | None = None
-    other_fixes: list[Fix] = field(default_factory=list)
-    seed_counts: list[SeedCount] = field(default_factory=list)
-    compute: ComputeEstimate | None = None  # with the attention term and recompute
-    compute_6nd: ComputeEstimate | None = None  # the textbook C = 6ND, no recompute (S5)
-    fits_on: list[FitsOnRow] = field(default_factory=list)
-    serving: dict[str, Any] = field(default_factory=dict)  # serving figures (serving_plan.py)
-    assumptions: list[str] = field(default_factory=list)
+    other_fixes: tuple[Fix, ...] = ()
+    seed_counts: tuple[SeedCount, ...] = ()
+    compute: TimeAndCost | None = None
+    fits_on: tuple[FitsOnRow, ...] = ()
+    serving: ServingFit | None = None
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def gpu_id(self) -> str:
+        return self.gpu.id if self.gpu else ""
+
+    @property
+    def gpu_name(self) -> str:
+        return self.gpu.name if self.gpu else ""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from service.core.job.spec import Parallelism
 from service.core.memory import model_state
+from service.core.memory.overhead import context_bytes
 from service.core.planning.layout_memory import MemoryModel
 from service.core.planning.layouts import (
     SearchSpace,
@@ -116,7 +117,7 @@ def states_lower_bound(memory: MemoryModel, budget: int) -> int:
     single = replace(memory.base, parallel=Parallelism())
     states = sum(c.bytes for c in (model_state.weights(single), model_state.gradients(single),
                                    model_state.optimizer(single)))
-    room = budget - memory.base.cuda_context_bytes
+    room = budget - context_bytes(single)
     if room <= 0:
         return MAX_GPUS + 1
     return max(1, -(-states // room))

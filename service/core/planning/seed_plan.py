@@ -16,8 +16,7 @@ from dataclasses import replace
 from typing import cast
 
 from service.core.hardware.gpus import Gpu
-from service.core.job.request import EstimateRequest
-from service.core.job.resolve import Resolved
+from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism, Recompute
 from service.core.memory.activations import activation_breakdown
 from service.core.planning.layout_memory import MemoryModel
@@ -41,29 +40,29 @@ def seed_capacity(gpu: Gpu) -> int:
     return round(marketed * GB)
 
 
-def _rows(request: EstimateRequest) -> list[tuple[int, str, bool, str]]:
+def _rows(resolved: ResolvedJob) -> list[tuple[int, str, bool, str]]:
+    job, pinned = resolved.job, resolved.pinned
     rows = [r for r in SEED_ROWS
-            if (request.zero_stage is None or r[0] == request.zero_stage)
-            and (request.recompute is None or r[1] == request.recompute)
-            and (request.flash_attn is None or r[2] == request.flash_attn)]
+            if (not pinned("zero_stage") or r[0] == job.parallel.zero_stage)
+            and (not pinned("recompute") or r[1] == job.recompute)
+            and (not pinned("flash_attn") or r[2] == job.flash_attn)]
     if rows:
         return rows
-    zero = request.zero_stage if request.zero_stage is not None else 3
-    recompute = request.recompute or "none"
-    flash = bool(request.flash_attn)
+    zero = job.parallel.zero_stage if pinned("zero_stage") else 3
+    recompute = job.recompute if pinned("recompute") else "none"
+    flash = job.flash_attn and pinned("flash_attn")
     return [(zero, recompute, flash, f"ZeRO-{zero}, {recompute} recompute"
              + (", FlashAttention" if flash else ""))]
 
 
-def seed_counts(request: EstimateRequest, resolved: Resolved, gpu: Gpu,
-                per_node: int) -> list[SeedCount]:
+def seed_counts(resolved: ResolvedJob, gpu: Gpu, per_node: int) -> list[SeedCount]:
     """The seed's counts for the request's configuration (or its whole table)."""
     base = resolved.job
-    batch = request.global_batch or base.micro_batch
+    batch = base.global_batch or base.micro_batch
     capacity = seed_capacity(gpu)
-    act_model = request.activation_model or "seed_s3"
+    act_model = base.activation_model if resolved.pinned("activation_model") else "seed_s3"
     out: list[SeedCount] = []
-    for zero, recompute, flash, label in _rows(request):
+    for zero, recompute, flash, label in _rows(resolved):
         job = replace(base, micro_batch=batch, global_batch=0,
                       parallel=Parallelism(zero_stage=zero),
                       recompute=cast(Recompute, recompute), flash_attn=flash,
@@ -99,13 +98,13 @@ def _reasons(gpus: int | None, batch: int, per_node: int, one_sequence: int,
     return out
 
 
-def _as_layout(resolved: Resolved, gpu: Gpu, job: Job, gpus: int, batch: int,
+def _as_layout(resolved: ResolvedJob, gpu: Gpu, job: Job, gpus: int, batch: int,
                per_node: int, capacity: int) -> list[str]:
     """The count as a real data-parallel layout: ceil(batch / dp) sequences per GPU at once."""
     dp = min(gpus, batch)
     mb = -(-batch // dp)
-    seeded = Resolved(job, resolved.model, [])
-    memory = MemoryModel(seeded, gpu, job.activation_model, False)
+    seeded = replace(resolved, job=job, stated=resolved.stated | {"activation_model"})
+    memory = MemoryModel(seeded, gpu)
     layout = Layout(gpus=dp, nodes=node_count(dp, per_node), dp=dp, tp=1, pp=1, cp=1, ep=1,
                     zero_stage=job.parallel.zero_stage, sequence_parallel=False,
                     recompute=job.recompute, micro_batch=mb, grad_accum=1,

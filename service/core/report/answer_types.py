@@ -1,0 +1,188 @@
+"""The answer to one request as plain immutable data, shaped exactly as the API's JSON.
+
+Every front end renders from this: the JSON body (the service serialises it as it is), the HTML
+report, the Slack reply and the command line. Bytes are integers; GB (10^9) and GiB (2^30) are
+formatting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from service.core.job.assumptions import Assumption
+
+Number = int | float
+UNITS = "bytes; GB = 10^9 bytes, GiB = 2^30 bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class PerGpuBytes:
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    kv_cache: int
+    temporary: int
+    overhead: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class FormulaEntry:
+    """One component: ``expression`` evaluated with ``terms`` gives ``bytes``; ``values`` is the
+    expression with the terms' numbers put in, rendered from the same terms."""
+
+    component: str
+    expression: str
+    terms: dict[str, Number]
+    bytes: int
+    source: str
+    values: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutEntry:
+    """Where a job runs: the GPUs and how they are split; serving layouts also carry their
+    context, sequences and the concurrency their KV budget holds."""
+
+    gpus: int
+    nodes: int
+    dp: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    zero_stage: int
+    sequence_parallel: bool
+    recompute: str
+    micro_batch: int
+    grad_accum: int
+    global_batch: int | None
+    offload: str
+    context: int | None = None
+    sequences: int | None = None
+    max_concurrent_sequences: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeEntry:
+    flops_per_token: float
+    total_flops: float
+    seconds: float
+    days: float
+    gpu_hours: float
+    cost_usd: float | None
+    compute_optimal_tokens: float
+    formula: str
+    gpus: int
+
+
+@dataclass(frozen=True, slots=True)
+class FixEntry:
+    """A change that makes the job fit, and what it costs."""
+
+    change: str
+    gpus: int
+    gpu: str
+    per_gpu_total: int | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlternativeEntry:
+    layout: str
+    gpus: int
+    per_gpu_total: int | None
+    relative_step_time: float | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeedCountEntry:
+    label: str
+    gpus: int | None
+    physically_valid: bool
+    reasons: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FitsOnEntry:
+    gpu: str
+    name: str
+    gpus: int | None
+    nodes: int | None
+    layout: str
+    per_gpu_total: int | None
+    budget_bytes: int
+    price_per_hour_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutFigures:
+    """Another layout of the same job (as stated, or the planner's), with its own figures."""
+
+    label: str
+    plan: LayoutEntry
+    per_gpu_bytes: PerGpuBytes
+    fits: bool | None
+    formulas: list[FormulaEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerEntry:
+    """The planner's answer on the job's GPU type: what it chose and why."""
+
+    mode: str  # fewest | given
+    fits: bool
+    verdict: str
+    gpus: int | None
+    min_gpus: int | None
+    budget_bytes: int
+    headroom: float
+    layout: LayoutFigures | None
+    relative_step_time: float | None
+    why: list[str]
+    alternatives: list[AlternativeEntry]
+    shortfall_bytes: int | None
+    fix: FixEntry | None
+    other_fixes: list[FixEntry]
+    seed_counts: list[SeedCountEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The whole answer. Which layout the top-level figures describe:
+
+    - no GPU: the request as stated;
+    - a GPU, no count: the planner's fewest-GPUs layout (the request's own under ``as_stated``);
+    - a GPU and a count: the request as stated on that count, the planner's best layout for
+      that count under ``planner``.
+    """
+
+    model: str
+    model_name: str
+    task: str
+    params_total: int
+    params_active: int
+    params_trainable: int
+    gpu: str | None
+    gpu_name: str | None
+    gpu_usable_bytes: int | None
+    per_gpu_bytes: PerGpuBytes
+    fits: bool | None
+    headroom_bytes: int | None
+    verdict: str
+    min_gpus: int | None
+    plan: LayoutEntry
+    cpu_offload_bytes: int
+    formulas: list[FormulaEntry]
+    assumptions: list[Assumption]
+    details: dict[str, Number]
+    compute: ComputeEntry | None
+    compute_6nd: ComputeEntry | None
+    as_stated: LayoutFigures | None = None
+    planner: PlannerEntry | None = None
+    fits_on: list[FitsOnEntry] = field(default_factory=list)
+    units: str = UNITS
+    link: str | None = None  # its permalink, set where the URL is known

@@ -1,0 +1,159 @@
+"""Build the answer's data from the resolved job, its estimate and the planner's plan."""
+
+from __future__ import annotations
+
+from service.core.compute.time_cost import TimeAndCost, time_and_cost
+from service.core.compute.training_time import ComputeEstimate
+from service.core.job.assumptions import merge_assumptions
+from service.core.job.resolve import ResolvedJob
+from service.core.job.spec import Job
+from service.core.memory.breakdown import Estimate
+from service.core.planning.plan_types import Fix, Layout, Plan, ServingFit
+from service.core.report.answer_types import (
+    AlternativeEntry,
+    Answer,
+    ComputeEntry,
+    FitsOnEntry,
+    FixEntry,
+    FormulaEntry,
+    LayoutEntry,
+    LayoutFigures,
+    PerGpuBytes,
+    PlannerEntry,
+    SeedCountEntry,
+)
+from service.core.report.formula_text import with_values
+from service.core.report.headline import answer_verdict, plan_verdict
+
+
+def per_gpu(est: Estimate) -> PerGpuBytes:
+    return PerGpuBytes(**est.per_gpu_bytes)
+
+
+def formula_entries(est: Estimate) -> list[FormulaEntry]:
+    return [FormulaEntry(c.key, c.expression, c.term_map, c.bytes, c.source,
+                         with_values(c.expression, c.term_map), c.note)
+            for c in est.components]
+
+
+def job_layout(job: Job, per_node: int) -> LayoutEntry:
+    par = job.parallel
+    serving = job.task == "infer"
+    return LayoutEntry(
+        gpus=par.gpus, nodes=-(-par.gpus // per_node), dp=par.dp, tp=par.tp, pp=par.pp,
+        cp=par.cp, ep=par.ep, zero_stage=par.zero_stage,
+        sequence_parallel=par.sequence_parallel, recompute=job.recompute,
+        micro_batch=job.micro_batch, grad_accum=job.grad_accum,
+        global_batch=job.global_batch or None, offload=job.offload,
+        context=job.seq_len if serving else None, sequences=job.batch if serving else None)
+
+
+def _planned_layout(layout: Layout) -> LayoutEntry:
+    return LayoutEntry(
+        gpus=layout.gpus, nodes=layout.nodes, dp=layout.dp, tp=layout.tp, pp=layout.pp,
+        cp=layout.cp, ep=layout.ep, zero_stage=layout.zero_stage,
+        sequence_parallel=layout.sequence_parallel, recompute=layout.recompute,
+        micro_batch=layout.micro_batch, grad_accum=layout.grad_accum,
+        global_batch=layout.global_batch, offload=layout.offload)
+
+
+def _serving_layout(fit: ServingFit, job: Job) -> LayoutEntry:
+    return LayoutEntry(
+        gpus=fit.gpus, nodes=fit.nodes, dp=1, tp=fit.tp, pp=fit.pp, cp=1, ep=1, zero_stage=0,
+        sequence_parallel=False, recompute="none", micro_batch=job.micro_batch, grad_accum=1,
+        global_batch=None, offload="none", context=fit.context, sequences=fit.sequences,
+        max_concurrent_sequences=fit.max_concurrent)
+
+
+def plan_layout(plan: Plan) -> LayoutEntry | None:
+    if plan.serving is not None and plan.estimate is not None:
+        return _serving_layout(plan.serving, plan.estimate.job)
+    if plan.layout is not None:
+        return _planned_layout(plan.layout)
+    return None
+
+
+def compute_entry(c: ComputeEstimate | None, gpus: int) -> ComputeEntry | None:
+    if c is None:
+        return None
+    return ComputeEntry(c.flops_per_token, c.total_flops, c.seconds, c.days, c.gpu_hours, c.cost,
+                        c.compute_optimal_tokens, c.formula, gpus)
+
+
+def _figures(label: str, layout: LayoutEntry, est: Estimate) -> LayoutFigures:
+    return LayoutFigures(label, layout, per_gpu(est), est.fits, formula_entries(est))
+
+
+def planner_entry(plan: Plan) -> PlannerEntry:
+    layout = plan_layout(plan)
+    figures = (_figures("planner", layout, plan.estimate)
+               if layout is not None and plan.estimate is not None else None)
+    if figures is not None and plan.task == "infer":
+        figures = LayoutFigures(figures.label, figures.plan, figures.per_gpu_bytes, plan.fits,
+                                figures.formulas)
+    return PlannerEntry(
+        mode=plan.mode, fits=plan.fits, verdict=plan_verdict(plan), gpus=plan.gpus,
+        min_gpus=plan.min_gpus, budget_bytes=plan.budget_bytes, headroom=plan.headroom,
+        layout=figures,
+        relative_step_time=round(plan.step_time, 4) if plan.step_time else None,
+        why=list(plan.why),
+        alternatives=[AlternativeEntry(a.description, a.gpus, a.total_bytes, a.step_time,
+                                       a.reason) for a in plan.alternatives],
+        shortfall_bytes=plan.shortfall_bytes,
+        fix=_fix(plan.fix), other_fixes=[f for f in map(_fix, plan.other_fixes) if f],
+        seed_counts=[SeedCountEntry(s.label, s.gpus, not s.reasons, list(s.reasons))
+                     for s in plan.seed_counts])
+
+
+def _fix(fix: Fix | None) -> FixEntry | None:
+    if fix is None:
+        return None
+    return FixEntry(fix.change, fix.gpus, fix.gpu_id, fix.total_bytes, fix.note)
+
+
+def _fits_on(plan: Plan | None) -> list[FitsOnEntry]:
+    if plan is None:
+        return []
+    return [FitsOnEntry(r.gpu_id, r.gpu_name, r.gpus, r.nodes, r.layout, r.total_bytes,
+                        r.budget_bytes, r.price_per_hour) for r in plan.fits_on]
+
+
+def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Answer:
+    """The answer's data (see ``Answer`` for which layout the top-level figures describe)."""
+    job = resolved.job
+    per_node = plan.gpus_per_node if plan is not None and plan.mode != "catalog" \
+        else resolved.gpus_per_node
+    stated_layout = job_layout(job, per_node)
+    shown, layout, fits = est, stated_layout, est.fits
+    as_stated: LayoutFigures | None = None
+    planned = plan is not None and plan.mode == "fewest" and plan.estimate is not None
+    if planned and plan is not None and plan.estimate is not None:
+        shown, fits = plan.estimate, plan.fits
+        layout = plan_layout(plan) or stated_layout
+        as_stated = _figures("as stated", stated_layout, est)
+    time: TimeAndCost | None = None
+    if job.task != "infer":
+        time = plan.compute if planned and plan is not None else time_and_cost(resolved, job)
+    assumptions = merge_assumptions(resolved.assumptions,
+                                    plan.assumptions if plan is not None else (),
+                                    time.assumptions if time is not None else ())
+    gpus = layout.gpus
+    gpu = job.gpu
+    capacity = plan.capacity_bytes if planned and plan is not None else est.capacity_bytes
+    return Answer(
+        model=job.model_id, model_name=resolved.model.description, task=job.task,
+        params_total=est.params_total, params_active=est.params_active,
+        params_trainable=est.params_trainable,
+        gpu=gpu.id if gpu else None, gpu_name=gpu.name if gpu else None,
+        gpu_usable_bytes=capacity, per_gpu_bytes=per_gpu(shown), fits=fits,
+        headroom_bytes=capacity - shown.total_bytes if capacity is not None else None,
+        verdict=answer_verdict(est, plan),
+        min_gpus=plan.min_gpus if plan is not None and plan.mode != "catalog" else None,
+        plan=layout, cpu_offload_bytes=shown.cpu_offload_bytes,
+        formulas=formula_entries(shown), assumptions=list(assumptions),
+        details=dict(shown.details),
+        compute=compute_entry(time.full, gpus) if time else None,
+        compute_6nd=compute_entry(time.textbook, gpus) if time else None,
+        as_stated=as_stated,
+        planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
+        fits_on=_fits_on(plan))

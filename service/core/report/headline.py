@@ -1,0 +1,96 @@
+"""The one-line verdict of an estimate or a plan: what a person reads first."""
+
+from __future__ import annotations
+
+from service.core.memory.breakdown import Estimate
+from service.core.planning.plan_types import Plan, ServingFit
+from service.core.units import gb, gb_and_gib
+
+WHAT = {"train": "training", "finetune": "fine-tuning", "infer": "serving"}
+
+
+def gpus_phrase(gpus: int, name: str, per_node: int) -> str:
+    nodes = -(-gpus // per_node)
+    where = f" ({nodes} nodes of {per_node})" if nodes > 1 else ""
+    return f"{gpus}x {name}{where}"
+
+
+def estimate_verdict(est: Estimate) -> str:
+    """'llama-3-8b training on 1 GPU: 161.4 GB (150.3 GiB) per GPU; does not fit ...'."""
+    par = est.job.parallel
+    setup = f"{par.gpus} GPU" + ("s" if par.gpus != 1 else "")
+    if est.task != "infer" and par.zero_stage:
+        setup += f", ZeRO-{par.zero_stage}"
+    head = f"{est.model_id} {WHAT[est.task]} on {setup}: {gb_and_gib(est.total_bytes)} per GPU"
+    capacity, gpu = est.capacity_bytes, est.job.gpu
+    if capacity is None or gpu is None:
+        return head + " (no GPU chosen)"
+    room = capacity - est.total_bytes
+    if room >= 0:
+        return head + f"; fits {gpu.name} ({gb(capacity)} usable, {gb(room)} spare)"
+    return head + f"; does not fit {gpu.name}: {gb(-room)} over its {gb(capacity)}"
+
+
+def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
+    what = f"{fit.context if fit else 0:,} tokens x {fit.sequences if fit else 0} sequence" \
+        + ("s" if fit and fit.sequences > 1 else "")
+    name = plan.gpu_name
+    if fit is None:
+        return f"Cannot serve {plan.model_id} on {plan.gpus or 'any number of'} {name} GPUs: " \
+               "no valid tensor/pipeline split"
+    shape = f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
+    where = f"{fit.gpus}x {name}" + (f" ({fit.nodes} nodes)" if fit.nodes > 1 else "")
+    if fit.fits:
+        return f"Serves {plan.model_id} at {what} on {where} ({shape}); up to " \
+               f"{fit.max_concurrent:,} concurrent sequences at {fit.context:,} tokens"
+    more = f"; fewest that fit: {plan.min_gpus}" if plan.min_gpus else ""
+    return f"Does not serve {what} on {where} ({shape}): room for {fit.max_concurrent:,} " \
+           f"sequences{more}"
+
+
+def _catalog_verdict(plan: Plan) -> str:
+    priced = [r for r in plan.fits_on if r.price_per_hour is not None]
+    fitting = [r for r in plan.fits_on if r.gpus is not None]
+    if priced:
+        cheap = min(priced, key=lambda r: r.price_per_hour or 0.0)
+        return (f"No GPU given. Cheapest per hour: {cheap.gpus}x {cheap.gpu_name} "
+                f"(~${cheap.price_per_hour:,.2f}/h at catalog prices)")
+    if fitting:
+        least = min(fitting, key=lambda r: r.gpus or 0)
+        return f"No GPU given. Fewest GPUs: {least.gpus}x {least.gpu_name}"
+    return "Does not fit on any GPU in the catalog"
+
+
+def plan_verdict(plan: Plan) -> str:
+    """'Fits on 4x NVIDIA A100 40GB SXM with ZeRO-3 + full recompute, micro-batch 1', ..."""
+    if plan.mode == "catalog":
+        return _catalog_verdict(plan)
+    if plan.task == "infer":
+        return _serving_verdict(plan, plan.serving)
+    name = plan.gpu_name
+    if plan.fits and plan.layout is not None and plan.gpus is not None:
+        return (f"Fits on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)} with "
+                f"{plan.layout.describe()}")
+    if plan.mode == "given" and plan.gpus is not None:
+        short = (f": needs {gb(plan.budget_bytes + plan.shortfall_bytes)} per GPU at the "
+                 f"leanest layout, the budget is {gb(plan.budget_bytes)} "
+                 f"({gb(plan.shortfall_bytes)} short)"
+                 if plan.shortfall_bytes is not None else ": no valid layout")
+        fix = f"; cheapest fix: {plan.fix.change}" if plan.fix is not None else ""
+        return f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}{fix}"
+    return f"Does not fit on any number of {name} GPUs"
+
+
+def answer_verdict(est: Estimate, plan: Plan | None) -> str:
+    """One headline for the whole answer.
+
+    Given GPUs: the stated layout's outcome, or the planner's layout on those GPUs when the
+    stated one does not fit; fewest GPUs: the planner's verdict; no GPU: the estimate's."""
+    if plan is None:
+        return estimate_verdict(est)
+    if plan.mode == "catalog":
+        return f"{estimate_verdict(est)}. {plan_verdict(plan)}"
+    if plan.mode == "given" and est.fits and plan.task != "infer":
+        return (f"Fits as stated on {gpus_phrase(est.job.parallel.gpus, plan.gpu_name, plan.gpus_per_node)}"
+                f": {gb(est.total_bytes)} of {gb(plan.capacity_bytes)} usable per GPU")
+    return plan_verdict(plan)
