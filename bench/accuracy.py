@@ -25,10 +25,11 @@ sys.path.insert(0, str(ROOT))
 
 from service.core.job.request import EstimateRequest  # noqa: E402
 from service.core.job.resolve import resolve  # noqa: E402
-from service.core.memory.activations import activation_breakdown, kept_activation_bytes  # noqa: E402
+from service.core.memory.activations import activation_breakdown  # noqa: E402
 from service.core.memory.lora import lora_params  # noqa: E402
 from service.core.memory.model_state import adafactor_state_bytes  # noqa: E402
 from service.core.memory.precision import optimizer_state_bytes_per_param  # noqa: E402
+from service.core.memory.training_memory import activations_component  # noqa: E402
 from service.core.model.hf_config import architecture_from_hf_config  # noqa: E402
 
 RESULTS = ROOT / "bench" / "measure" / "results"
@@ -61,7 +62,8 @@ def estimated_saved_bytes(record: dict[str, Any]) -> int:
         recompute="full" if record["gradient_checkpointing"] else "none",
         precision="bf16_mixed", activation_model="hf_cpu",
     )
-    return kept_activation_bytes(activation_breakdown(resolve(request).job), 1)
+    job = resolve(request).job
+    return activations_component(job, activation_breakdown(job)).bytes
 
 
 def activation_comparisons(path: Path = RESULTS / "cpu_activations.json") -> list[Comparison]:

@@ -10,7 +10,7 @@ import timeit
 
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
-from service.core.memory.estimate_job import estimate, training_estimate
+from service.core.memory.job_memory import estimate
 
 CASES = {
     "train llama-3-8b zero-3 x8": EstimateRequest(model="llama-3-8b", seq_len=4096, zero_stage=3,
@@ -32,12 +32,11 @@ def per_call_us(fn: object, number: int) -> float:
 def main() -> None:
     print(f"{'case':<34}{'full request us':>16}{'engine only us':>16}{'resolve share':>15}")
     for name, request in CASES.items():
-        estimate(request)  # warm caches (presets, catalog)
-        full = per_call_us(lambda r=request: estimate(r), 2000)
-        resolved = resolve(request)
-        engine = per_call_us(lambda r=resolved: training_estimate(r), 2000) \
-            if request.task != "infer" else float("nan")
-        share = (full - engine) / full if engine == engine else float("nan")
+        estimate(resolve(request).job)  # warm caches (presets, catalog)
+        full = per_call_us(lambda r=request: estimate(resolve(r).job), 2000)
+        job = resolve(request).job
+        engine = per_call_us(lambda j=job: estimate(j), 2000)
+        share = (full - engine) / full
         print(f"{name:<34}{full:>16.1f}{engine:>16.1f}{share:>15.0%}")
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ask_support import ask
 from parser_corpus import check, load
 
-from service.asking.ask_flow import ask
 from service.parser import parse
 
 ADVERSARIAL = ("1" * 10_000, "a" * 10_000, "llama 3 8b " * 909, "8x h100 " * 1250,

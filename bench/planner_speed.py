@@ -11,7 +11,9 @@ import time
 from collections.abc import Callable
 
 from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
 from service.core.planning.entry import make_plan
+from service.core.report.headline import plan_verdict
 
 GOAL_MS = 100.0
 LLAMA_70B = dict(model="llama-3.1-70b", seq_len=8192, global_batch=512)
@@ -44,11 +46,11 @@ def timings_ms(fn: Callable[[], object], repeat: int = 15) -> list[float]:
 def main() -> None:
     print(f"{'case':<32}{'best ms':>9}{'median ms':>11}{'/ 100 ms':>10}  answer")
     for name, (request, table) in CASES.items():
-        times = timings_ms(lambda r=request, t=table: make_plan(r, fits_on=t))
-        plan = make_plan(request)
+        times = timings_ms(lambda r=request, t=table: make_plan(resolve(r), with_fits_on=t))
+        plan = make_plan(resolve(request))
         best, median = min(times), statistics.median(times)
         print(f"{name:<32}{best:>9.1f}{median:>11.1f}{median / GOAL_MS:>10.2f}  "
-              f"{plan.verdict[:70]}")
+              f"{plan_verdict(plan)[:70]}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from bench.estimate_speed import CASES as ESTIMATE_CASES  # noqa: E402
 from bench.estimate_speed import per_call_us  # noqa: E402
 from bench.planner_speed import CASES as PLANNER_CASES  # noqa: E402
 from bench.planner_speed import timings_ms  # noqa: E402
-from service.core.memory.estimate_job import estimate  # noqa: E402
+from service.core.job.resolve import resolve  # noqa: E402
+from service.core.memory.job_memory import estimate  # noqa: E402
 from service.core.planning.entry import make_plan  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "parser_corpus.jsonl"
@@ -54,8 +55,8 @@ def core_rows(number: int) -> list[Row]:
     rows = []
     for name in ("train llama-3-8b zero-3 x8", "serve qwen2.5-72b tp4"):
         request = ESTIMATE_CASES[name]
-        estimate(request)
-        us = per_call_us(lambda r=request: estimate(r), number)
+        estimate(resolve(request).job)
+        us = per_call_us(lambda r=request: estimate(resolve(r).job), number)
         rows.append(Row(f"core estimate: {name}", us, "us", "< 100 us", us / 100, us < 100))
     return rows
 
@@ -65,7 +66,7 @@ def planner_rows(repeat: int) -> list[Row]:
     for name in ("70b fewest on h100-80gb", "405b fewest on h100-80gb",
                  "70b on 8 h100 (short, fixes)", "70b fits-on table (25 GPUs)"):
         request, table = PLANNER_CASES[name]
-        times = timings_ms(lambda r=request, t=table: make_plan(r, fits_on=t),  # type: ignore[misc]
+        times = timings_ms(lambda r=request, t=table: make_plan(resolve(r), with_fits_on=t),  # type: ignore[misc]
                            repeat)
         ms = statistics.median(times)
         if table:  # one search per GPU type of the catalog: a figure, not one search
@@ -89,7 +90,7 @@ def parser_rows(passes: int) -> list[Row]:
     total_ms = sum(best) / 1e3
     mean, p99 = statistics.fmean(best), _pct(best, 0.99)
     core = ESTIMATE_CASES["train llama-3-8b zero-3 x8"]
-    core_us = per_call_us(lambda: estimate(core), 300)
+    core_us = per_call_us(lambda: estimate(resolve(core).job), 300)
     return [
         Row(f"parser: the corpus ({len(texts)} questions), total", total_ms, "ms", "(figure)",
             float("nan"), True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.answer_view import AnswerView
 from bot.constants import ACTION_REPORT, EXAMPLES, HOW_TO_ASK, MAX_FALLBACK_TEXT, METADATA_EVENT
 from bot.figures import Figures, figures, table
 from bot.followups import button_value, next_questions
@@ -53,7 +54,7 @@ def _split_reply(reply: str) -> tuple[str, list[str], list[str]]:
     body: list[str] = []
     assumed: list[str] = []
     for line in lines[1:]:
-        (assumed if line.startswith(("_Assumed:_", "_GB =")) else body).append(line)
+        (assumed if line.startswith(("_Assumed:_", "_GB =", "_You said:_")) else body).append(line)
     return lines[0], body, assumed
 
 
@@ -84,7 +85,7 @@ def _estimate_blocks(reply: str, figs: Figures | None) -> list[Block]:
     if figs is not None and figs.per_gpu:
         blocks.append(section(table(figs)))
     if assumed:
-        blocks.append(context(" ".join(assumed)))
+        blocks.append(context(*assumed))
     return blocks
 
 
@@ -106,7 +107,7 @@ def answer_message(result: AskResult, asked: str | None = None) -> Message:
     reply = safe_mrkdwn(result.reply).strip() or HOW_TO_ASK
     blocks = _asked_block(asked)
     blocks += _estimate_blocks(reply, figs) if has_answer else _friendly(result, reply)
-    link = result.link or (result.answer or {}).get("link")
+    link = result.link or (result.answer.link if result.answer is not None else None)
     if has_answer:
         blocks += _buttons(result, link if isinstance(link, str) else None, figs)
     fallback = _split_reply(reply)[0] if has_answer else reply
@@ -127,10 +128,10 @@ def error_message(error: ServiceError, asked: str | None = None) -> Message:
     return Message(truncate(text, MAX_FALLBACK_TEXT), fit_blocks(blocks))
 
 
-def unfurl_blocks(answer: dict[str, Any], url: str) -> list[Block]:
+def unfurl_blocks(answer: AnswerView, url: str) -> list[Block]:
     """The card under a pasted report link: the verdict, the table, the report button."""
     figs = figures(answer)
-    verdict = (figs.verdict if figs else None) or "fitcheck report"
+    verdict = figs.verdict if figs else "fitcheck report"
     blocks = [section(_mark(figs.fits if figs else None) + f"*{safe_mrkdwn(verdict)}*")]
     if figs is not None and figs.per_gpu:
         blocks.append(section(table(figs)))

@@ -1,11 +1,13 @@
-"""The figures an answer shows, read from the service's JSON: per-GPU bytes by component,
-usable memory, whether it fits, the verdict. With a GPU named, the planner's layout (under
-``planner``) is what the reply describes, so its figures win over the as-stated ones."""
+"""The figures an answer shows: per-GPU bytes by component against one budget figure, whether
+it fits, the verdict and the layout. They describe the answer's own layout, except when GPUs
+were given, the layout as stated does not fit and the planner's layout on them does: then the
+planner's, as the reply says."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from bot.answer_view import AnswerView, LayoutView, PerGpuView
 
 COMPONENTS = (("weights", "weights"), ("gradients", "gradients"), ("optimizer", "optimizer"),
               ("activations", "activations"), ("kv_cache", "KV cache"),
@@ -14,49 +16,38 @@ COMPONENTS = (("weights", "weights"), ("gradients", "gradients"), ("optimizer", 
 
 @dataclass(frozen=True, slots=True)
 class Figures:
-    per_gpu: dict[str, int]
-    usable: int | None
+    per_gpu: PerGpuView
+    budget: int | None  # the one figure the total is held against
+    budget_kind: str  # "budget" (the planner's) or "usable" (the GPU's)
     fits: bool | None
-    verdict: str | None
-    gpus: int | None
-    layout: dict[str, Any] | None  # the layout shown: dp, tp, pp, zero_stage, recompute, ...
+    verdict: str
+    layout: LayoutView
 
 
-def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def figures(answer: dict[str, Any] | None) -> Figures | None:
-    """None when the answer has no per-GPU breakdown (a comparison, or no answer)."""
-    if not answer:
+def figures(answer: AnswerView | None) -> Figures | None:
+    """None when there is no answer (help, a question back, nonsense)."""
+    if answer is None:
         return None
-    planner = answer.get("planner") if isinstance(answer.get("planner"), dict) else None
-    source = planner if planner and isinstance(planner.get("per_gpu_bytes"), dict) else answer
-    per_gpu = source.get("per_gpu_bytes")
-    if not isinstance(per_gpu, dict):
-        return None
-    clean = {k: v for k, v in ((k, _int(v)) for k, v in per_gpu.items()) if v is not None}
-    fits = source.get("fits")
-    verdict = (planner or {}).get("verdict") or answer.get("verdict") or answer.get("summary")
-    return Figures(per_gpu=clean, usable=_int(source.get("gpu_usable_bytes")),
-                   fits=fits if isinstance(fits, bool) else None,
-                   verdict=verdict if isinstance(verdict, str) else None,
-                   gpus=_int((planner or {}).get("gpus")),
-                   layout=_layout(source.get("plan")))
-
-
-def _layout(plan: Any) -> dict[str, Any] | None:
-    return plan if isinstance(plan, dict) else None
+    planner = answer.planner
+    budget, kind = (planner.budget_bytes, "budget") if planner else \
+        (answer.gpu_usable_bytes, "usable")
+    rescued = planner is not None and planner.mode == "given" and planner.fits \
+        and answer.fits is False and planner.layout is not None
+    if rescued and planner is not None and planner.layout is not None:
+        return Figures(planner.layout.per_gpu_bytes, budget, kind, True, answer.verdict,
+                       planner.layout.plan)
+    return Figures(answer.per_gpu_bytes, budget, kind, answer.fits, answer.verdict, answer.plan)
 
 
 def table(f: Figures) -> str:
     """The per-component table, monospaced, in decimal GB: what a person reads at a glance."""
-    rows = [(label, f.per_gpu[key]) for key, label in COMPONENTS if f.per_gpu.get(key)]
-    total = f.per_gpu.get("total", sum(v for _, v in rows))
+    per = f.per_gpu
+    rows = [(label, getattr(per, key)) for key, label in COMPONENTS if getattr(per, key)]
     lines = [f"{label:<12}{value / 1e9:>9,.1f} GB" for label, value in rows]
     lines.append("-" * 24)
-    line = f"{'total':<12}{total / 1e9:>9,.1f} GB"
-    if f.usable:
-        line += f"  of {f.usable / 1e9:,.1f} GB usable ({total / f.usable:.0%})"
+    line = f"{'total':<12}{per.total / 1e9:>9,.1f} GB"
+    if f.budget:
+        what = "budget" if f.budget_kind == "budget" else "usable"
+        line += f"  of {f.budget / 1e9:,.1f} GB {what} ({per.total / f.budget:.0%})"
     lines.append(line)
     return "```" + "\n".join(lines) + "```"

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from bot.answer_view import LayoutView
 from bot.constants import (
     ACTION_PREFIX,
     BIGGER_GPU,
@@ -48,18 +49,19 @@ class Press:
 
 
 def next_questions(parsed: dict[str, Any], intent: str,
-                   layout: dict[str, Any] | None = None) -> list[NextQuestion]:
+                   layout: LayoutView | None = None) -> list[NextQuestion]:
     """The buttons that make sense for this answer (none for help, clarify or nonsense);
     ``layout``: the layout the answer shows, so a button never asks for what it already has."""
     if intent not in ("train", "finetune", "infer", "time_cost") or not parsed:
         return []
     task = parsed.get("task", "train")
-    shown = layout or {}
+    shown_recompute = layout.recompute if layout is not None else None
+    shown_zero = layout.zero_stage if layout is not None else None
     out: list[NextQuestion] = []
-    if task != "infer" and "full" not in (parsed.get("recompute"), shown.get("recompute")):
+    if task != "infer" and "full" not in (parsed.get("recompute"), shown_recompute):
         out.append(NextQuestion("recompute", "Full recompute", "with full recompute",
                                 {"recompute": "full"}))
-    if (task != "infer" and 3 not in (parsed.get("zero_stage"), shown.get("zero_stage"))
+    if (task != "infer" and 3 not in (parsed.get("zero_stage"), shown_zero)
             and not parsed.get("lora_rank")):
         out.append(NextQuestion("zero3", "ZeRO-3", "with zero-3", {"zero_stage": 3}))
     gpu = parsed.get("gpu")

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
+from bot.answer_view import AnswerView, AskView
 from bot.constants import MAX_QUESTION
 
 
@@ -25,11 +27,11 @@ class ServiceError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class AskResult:
-    """The service's answer to one chat question (``POST /v1/ask``)."""
+    """The service's answer to one chat question (``POST /v1/ask``), as the bot reads it."""
 
     intent: str
     parsed: dict[str, Any]
-    answer: dict[str, Any] | None
+    answer: AnswerView | None
     reply: str
     clarify: str | None
     link: str | None
@@ -38,16 +40,20 @@ class AskResult:
     def from_json(cls, data: Any) -> AskResult:
         if not isinstance(data, dict) or not isinstance(data.get("reply"), str):
             raise ServiceError("bad_response", "an answer without a reply")
-        parsed = data.get("parsed")
-        answer = data.get("answer")
-        clarify = data.get("clarify")
-        link = data.get("link")
-        return cls(intent=str(data.get("intent") or "invalid"),
-                   parsed=parsed if isinstance(parsed, dict) else {},
-                   answer=answer if isinstance(answer, dict) else None,
-                   reply=data["reply"],
-                   clarify=clarify if isinstance(clarify, str) else None,
-                   link=link if isinstance(link, str) else None)
+        try:
+            view = AskView.model_validate(data)
+        except ValidationError as exc:
+            raise ServiceError("bad_response", "an answer the bot cannot read") from exc
+        return cls(intent=view.intent, parsed=view.parsed, answer=view.answer,
+                   reply=view.reply, clarify=view.clarify, link=view.link)
+
+
+def read_answer(data: Any) -> AnswerView:
+    """A permalink's JSON answer, as the bot reads it."""
+    try:
+        return AnswerView.model_validate(data)
+    except ValidationError as exc:
+        raise ServiceError("bad_response", "an answer the bot cannot read") from exc
 
 
 class ServiceClient:
@@ -67,12 +73,9 @@ class ServiceClient:
         data = await self._call("POST", "/v1/ask", request_id, json=body)
         return AskResult.from_json(data)
 
-    async def permalink(self, query: str, request_id: str | None = None) -> dict[str, Any]:
-        """The JSON answer behind a permalink's query string (``model=...&gpu=...``)."""
-        data = await self._call("GET", f"/v1/estimate?{query}", request_id)
-        if not isinstance(data, dict):
-            raise ServiceError("bad_response", "an answer that is not an object")
-        return data
+    async def permalink(self, query: str, request_id: str | None = None) -> AnswerView:
+        """The answer behind a permalink's query string (``model=...&gpu=...``)."""
+        return read_answer(await self._call("GET", f"/v1/estimate?{query}", request_id))
 
     async def _call(self, method: str, path: str, request_id: str | None, **kw: Any) -> Any:
         headers = {"X-Request-ID": request_id} if request_id else {}

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from service.asking.answer_types import AskAnswer
+from service.asking.ask_types import AskAnswer
 from service.core.report.answer_types import Answer
 
 ANSWER = TypeAdapter(Answer)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from service.answer_json import answer_dict, ask_dict
-from service.asking.answer_types import AskAnswer
 from service.asking.ask_flow import Asker
+from service.asking.ask_types import AskAnswer
 from service.core.errors import InvalidInput, UnknownName
 from service.core.job.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
 from service.core.report.answer_types import Answer

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from service.asking.answer_types import AskAnswer
 from service.asking.ask_flow import Asker
+from service.asking.ask_types import AskAnswer
 from service.estimates import Estimates
 from service.observability import Metrics
 from service.registry import Registry

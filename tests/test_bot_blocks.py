@@ -25,7 +25,7 @@ from bot.constants import (
     METADATA_EVENT,
 )
 from bot.followups import decode_press, next_questions
-from bot.service_client import AskResult, ServiceError
+from bot.service_client import AskResult, ServiceError, read_answer
 
 ANSWERS = json.loads((Path(__file__).parent / "fixtures" / "bot_ask_answers.json").read_text())
 
@@ -60,7 +60,7 @@ def test_a_fit_reads_verdict_first_then_table_assumptions_and_buttons() -> None:
     table = next(b["text"]["text"] for b in message.blocks if "```" in b.get("text", {}).get("text", ""))
     for row in ("weights", "gradients", "optimizer", "activations", "overhead", "total"):
         assert row in table
-    assert "34.9 GB  of 42.3 GB usable (83%)" in table
+    assert "34.9 GB  of 40.2 GB budget (87%)" in table
     assert "Per GPU (GB):" not in text  # the reply's breakdown line is replaced by the table
     contexts = [b for b in message.blocks if b["type"] == "context"]
     assert len(contexts) == 1 and contexts[0]["elements"][0]["text"].startswith("_Assumed:_")
@@ -79,7 +79,7 @@ def test_does_not_fit_says_so_first_with_a_cross() -> None:
     message = answer_message(result("does_not_fit"))
     first = message.blocks[0]["text"]["text"]
     assert first.startswith(":x: *Does not fit on 2x A100 40GB SXM")
-    assert "of 42.3 GB usable" in block_text(message.blocks)
+    assert "of 40.2 GB budget" in block_text(message.blocks)
     assert "fitcheck_next_bigger_gpu" in buttons(message.blocks)
 
 
@@ -142,7 +142,7 @@ def test_apologies_say_what_happened() -> None:
 
 
 def test_an_unfurl_card_has_the_verdict_table_and_link() -> None:
-    answer = ANSWERS["fits"]["response"]["answer"]
+    answer = read_answer(ANSWERS["fits"]["response"]["answer"])
     blocks = unfurl_blocks(answer, "https://fitcheck.example.com/v1/estimate?model=7b")
     assert blocks[0]["text"]["text"].startswith(":white_check_mark: *Fits on 4x NVIDIA A100 40GB")
     assert "```" in blocks[1]["text"]["text"]
@@ -152,7 +152,8 @@ def test_an_unfurl_card_has_the_verdict_table_and_link() -> None:
 def test_buttons_never_exceed_the_value_limit() -> None:
     huge = {"arch": {"layers": 1, "blob": "x" * 3000}, "task": "train"}
     assert next_questions(huge, "train")
-    res = AskResult("train", huge, ANSWERS["fits"]["response"]["answer"], "*Fits*", None, None)
+    res = AskResult("train", huge, read_answer(ANSWERS["fits"]["response"]["answer"]), "*Fits*",
+                    None, None)
     message = answer_message(res)
     assert not {k for k in buttons(message.blocks) if k.startswith("fitcheck_next_")}
 
@@ -165,7 +166,7 @@ reply_lines = st.lists(st.text(min_size=0, max_size=5000), min_size=1, max_size=
        with_answer=st.booleans(), echo=st.text(max_size=6000))
 def test_any_reply_stays_within_slack_limits(lines: list[str], intent: str, with_answer: bool,
                                              echo: str) -> None:
-    answer = ANSWERS["fits"]["response"]["answer"] if with_answer else None
+    answer = read_answer(ANSWERS["fits"]["response"]["answer"]) if with_answer else None
     res = AskResult(intent, {"model": "x" * 500, "seq_len": 4096}, answer, "\n".join(lines),
                     None, "https://fitcheck.example.com/v1/estimate?x=" + "y" * 4000)
     message = answer_message(res, asked=echo or None)

@@ -7,7 +7,7 @@ import json
 import pytest
 from ask_support import ask
 
-from service.asking.answer_types import AskAnswer
+from service.asking.ask_types import AskAnswer
 from service.cli import main
 from service.parser import parse
 from service.parser.normalize import clean

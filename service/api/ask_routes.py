@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.answer_json import ask_bytes
 from service.api.deps import ServicesDep, base_url
-from service.asking.answer_types import AskAnswer
 from service.asking.ask_flow import Asker
+from service.asking.ask_types import AskAnswer
 from service.schemas.problem import PROBLEM_RESPONSES
 
 router = APIRouter(prefix="/v1", tags=["ask"])

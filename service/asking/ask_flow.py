@@ -7,8 +7,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from service.asking.answer_types import AskAnswer, CompareSide, Comparison
-from service.asking.limits import limit_line
+from service.asking.ask_types import AskAnswer, CompareSide, Comparison
+from service.asking.largest_fit import limit_line
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest, request_fields

@@ -20,7 +20,7 @@ LABELS: dict[str, str] = {
     "overhead_model": "overhead", "cuda_context_bytes": "CUDA context",
     "allocator_reserve": "allocator reserve", "memory_headroom": "memory budget",
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
-    "plan.kv_cache": "KV cache sizing",
+    "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
 }
 _SHORT: dict[str, str] = {"seq_len": "seq", "micro_batch": "micro-batch", "zero_stage": "ZeRO",
                           "quantization": "weights", "kv_cache_dtype": "KV",

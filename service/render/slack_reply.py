@@ -103,13 +103,12 @@ def assumptions_lines(notes: list[str], assumptions: list[Assumption]) -> list[s
     """'You said: ...' and 'Assumed: ...': the settings that matter, stated and not, apart."""
     said = [short_assumption(a) for a in assumptions if a.origin == "stated"]
     assumed = [short_assumption(a) for a in assumptions if a.origin != "stated" and not a.minor]
-    lines = []
-    if said:
-        lines.append("_You said:_ " + " · ".join(dict.fromkeys(said)))
     text = " · ".join(dict.fromkeys([*notes, *assumed]))
     if len(text) > MAX_ASSUMED:
         text = text[:MAX_ASSUMED - 3] + "..."
-    lines.append(f"_Assumed:_ {text} · GB = 10^9 bytes" if text else "_GB = 10^9 bytes_")
+    lines = [f"_Assumed:_ {text} · GB = 10^9 bytes" if text else "_GB = 10^9 bytes_"]
+    if said:
+        lines.append("_You said:_ " + " · ".join(dict.fromkeys(said)))
     return lines
 
 

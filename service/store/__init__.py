@@ -17,7 +17,7 @@ __all__ = ["MemoryStore", "Store", "StoreUnavailable", "open_store"]
 def open_store(settings: Settings, on_error: Callable[[str], None] | None = None) -> Store:
     """Redis when ``FITCHECK_REDIS_URL`` is set, else the embedded store."""
     if settings.redis_url:
-        from service.store.redis import RedisStore
+        from service.store.redis import RedisStore  # local: redis loads only when configured
 
         return RedisStore(settings, on_error=on_error)
     return MemoryStore(max_entries=settings.memory_cache_entries)

@@ -242,12 +242,11 @@ def _offload(req: EstimateRequest, par: Parallelism) -> Offload:
 def resolve(req: EstimateRequest) -> ResolvedJob:
     notes = _Notes(req)
     model = resolve_model(req.model, req.params_b, req.arch)
-    notes.add(stated("model", model.model_id) if req.model or req.arch
-              else derived("model", model.model_id, model.description))
     if model.stated_params:
-        notes.add(derived("params_b", model.stated_params / 1e9,
-                          f"{model.description}; model states use the stated "
-                          f"{human_count(model.stated_params)} parameters"))
+        notes.add(derived("model", model.label, f"{model.description}; model states use the "
+                          f"stated {human_count(model.stated_params)} parameters"))
+    else:
+        notes.add(stated("model", model.model_id))
     task, method = _task(req, notes)
     gpu = find_gpu(req.gpu) if req.gpu else None
     if gpu is not None:

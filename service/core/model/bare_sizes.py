@@ -216,15 +216,30 @@ def describe(arch: Architecture) -> str:
     return f"{', '.join(parts)}; {format_count(parameter_count(arch))} parameters"
 
 
+def _standard(count: float) -> SizeEntry | None:
+    for entry in size_table():
+        if abs(count - entry.params) <= MATCH_TOLERANCE * entry.params:
+            return entry
+    return None
+
+
+def bare_size_label(value: str | float) -> str:
+    """'7B = Llama 2 7B shape', '13.5B = Llama-style shape': what a bare size was read as."""
+    count = parse_size(value)
+    entry = _standard(count)
+    shape = f"{entry.basis} shape" if entry is not None else "Llama-style shape"
+    return f"{format_count(count)} = {shape}"
+
+
 def resolve_bare_size(value: str | float) -> tuple[Architecture, str]:
     """The architecture a bare size stands for, and a sentence saying what was assumed."""
     count = parse_size(value)
     label = format_count(count)
-    for entry in size_table():
-        if abs(count - entry.params) <= MATCH_TOLERANCE * entry.params:
-            return entry.arch, (
-                f"{label} → {entry.basis} shape ({entry.source}): {describe(entry.arch)}"
-            )
+    entry = _standard(count)
+    if entry is not None:
+        return entry.arch, (
+            f"{label} → {entry.basis} shape ({entry.source}): {describe(entry.arch)}"
+        )
     arch = generated_architecture(count)
     return arch, (
         f"{label} → no standard model of this size; generated Llama-style shape (width "

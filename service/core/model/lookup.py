@@ -8,7 +8,7 @@ from typing import Any
 
 from service.core.errors import InvalidInput, UnknownName
 from service.core.model.architecture import Architecture
-from service.core.model.bare_sizes import parse_size, resolve_bare_size
+from service.core.model.bare_sizes import bare_size_label, parse_size, resolve_bare_size
 from service.core.model.hf_config import architecture_from_hf_config, looks_like_hf_config
 from service.core.model.params import check_total_size, parameter_count
 from service.core.model.presets import find_preset
@@ -23,6 +23,7 @@ class ResolvedModel:
     description: str  # one line: what this model is, as the user should read it
     stated_params: int = 0  # a bare size's stated parameter count (0: use the architecture's)
     weight_format: str = "bf16"  # the checkpoint's native weight format (model/formats.py)
+    label: str = ""  # a few words for a chat line: "Llama 3 8B", "7B = Llama 2 7B shape"
 
     @property
     def param_scale(self) -> float:
@@ -47,7 +48,7 @@ def resolve_model(
                 return _bare(model)
             raise
         found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})",
-                              weight_format=preset.weight_format)
+                              weight_format=preset.weight_format, label=preset.name)
         return _restated(found, params_b)
     if params_b is not None:
         return _bare(params_b * 1e9)
@@ -71,16 +72,19 @@ def _inline(data: dict[str, Any]) -> ResolvedModel:
     if looks_like_hf_config(data):
         arch = architecture_from_hf_config(data)
         check_total_size(arch)
-        return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (from a config.json)")
+        return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (from a config.json)",
+                             label=arch.name)
     arch = Architecture.from_dict(data)
     check_total_size(arch)
-    return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (custom architecture)")
+    return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (custom architecture)",
+                         label=arch.name)
 
 
 def _bare(size: str | float) -> ResolvedModel:
     arch, description = resolve_bare_size(size)
     stated = round(parse_size(size))
-    return ResolvedModel(arch, f"{stated / 1e9:g}b", description, stated_params=stated)
+    return ResolvedModel(arch, f"{stated / 1e9:g}b", description, stated_params=stated,
+                         label=bare_size_label(size))
 
 
 def _slug(name: str) -> str:

@@ -16,7 +16,7 @@ from service.core.job.resolve import ResolvedJob
 from service.core.planning.explain import alternatives, why_lines
 from service.core.planning.fixes import fixes_for
 from service.core.planning.layouts import counts_ok
-from service.core.planning.plan_types import Plan
+from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search import MAX_GPUS, CountResult, Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
 from service.core.units import gb
@@ -49,6 +49,8 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, with_fixes: bool = True) -> P
         compute = time_and_cost(resolved, estimate.job)
         if compute is not None:
             notes += compute.assumptions
+        if count is None:
+            notes += _chosen(resolved, best.layout, estimate.job.activation_model)
         return replace(base, fits=True, gpus=best.layout.gpus, layout=best.layout,
                     step_time=best.step_time, estimate=estimate,
                     why=tuple(why_lines(searcher, best, chosen, miss if count is None else None,
@@ -78,6 +80,23 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, with_fixes: bool = True) -> P
                 why=tuple(why), fix=fix, other_fixes=tuple(others), assumptions=tuple(notes))
 
 
+def _chosen(resolved: ResolvedJob, layout: Layout, activation_model: str) -> list[Assumption]:
+    """In the planner's fewest-GPUs answer, the knobs it chose replace the one-GPU defaults."""
+    why = "the planner's choice: the fastest layout on the fewest GPUs"
+    out = [derived("gpu_count", layout.gpus, "the fewest that fit: powers of two inside a "
+                   "node, then whole nodes")]
+    for field, value in (("zero_stage", layout.zero_stage), ("recompute", layout.recompute),
+                         ("micro_batch", layout.micro_batch), ("tp", layout.tp),
+                         ("pp", layout.pp), ("cp", layout.cp), ("ep", layout.ep)):
+        if not resolved.pinned(field):
+            out.append(derived(field, value, why, minor=field in ("tp", "pp", "cp", "ep")
+                               and value == 1))
+    if not resolved.pinned("activation_model"):
+        out.append(derived("activation_model", activation_model, "by layout: Megatron-LM "
+                           "kernels with TP or PP, else Hugging Face modules", minor=True))
+    return out
+
+
 def _assumptions(resolved: ResolvedJob, searcher: Searcher,
                  fewest_mode: bool) -> tuple[Assumption, ...]:
     """What the planner assumed on top of the resolved job's assumptions."""
@@ -85,19 +104,14 @@ def _assumptions(resolved: ResolvedJob, searcher: Searcher,
     notes = [default("memory_headroom", resolved.headroom,
                      f"plan to {resolved.headroom:.0%} of usable memory: {gb(searcher.budget)} "
                      "per GPU, room for fragmentation and spikes")]
-    if fewest_mode:
-        notes.append(default("gpu_count", "fewest", f"powers of two inside one "
-                             f"{space.gpus_per_node}-GPU node, then whole nodes"))
     if not space.global_batch:
-        notes.append(default("global_batch", "none", "micro-batch 1 per data-parallel rank, no "
-                             "accumulation; with pipeline parallelism 4 x pp micro-batches"))
+        notes.append(default("global_batch", "not stated", "one micro-batch per data-parallel "
+                             "rank, no accumulation; with pipeline parallelism 4 x pp "
+                             "micro-batches", minor=True))
     if not pinned("tp"):
-        notes.append(default("tp", "planner", f"tensor parallelism only inside one NVLink "
-                             f"domain ({space.nvlink_domain} GPUs), with sequence parallelism",
-                             minor=True))
-    if not pinned("activation_model"):
-        notes.append(default("activation_model", "by layout", "hf (Hugging Face modules) "
-                             "without model parallelism, megatron with TP or PP", minor=True))
+        notes.append(default("plan.tensor_parallel", f"within {space.nvlink_domain} GPUs",
+                             "tensor parallelism only inside one NVLink domain, with sequence "
+                             "parallelism", minor=True))
     if not pinned("offload"):
         notes.append(default("offload", "none", "CPU offload only as a last resort (a fix "
                              "when GPUs fall short)", minor=True))
