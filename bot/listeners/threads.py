@@ -42,6 +42,6 @@ async def answer(deps: BotDeps, client: AsyncWebClient, context: AsyncBoltContex
                              or reply.result.intent in ("invalid", "help")):
         return
     thread_ts = (in_thread or event["ts"]) if reply_in_thread else in_thread
-    posted = await post(client, channel, reply.message(), thread_ts)
-    if posted and thread_ts:
+    if thread_ts:  # before posting: a follow-up may arrive as soon as the answer is seen
         await deps.remember_thread(channel, thread_ts)
+    await post(client, channel, reply.message(), thread_ts)

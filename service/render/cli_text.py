@@ -114,6 +114,11 @@ def answer_text(answer: Answer) -> str:
         [params, f"Layout: {layout_text(answer.plan)}"],
         breakdown_lines(answer.formulas, answer.per_gpu_bytes.total, of),
     ]
+    band = answer.error_band
+    sections[-1].append(
+        f"Likely between {gb(band.low_bytes)} and {gb(band.high_bytes)} per GPU"
+        + (f" ({band.verdict.replace('_', ' ')})" if band.verdict else "")
+        + f"; peak at: {answer.peak_phase}; band: {band.basis}")
     if answer.cpu_offload_bytes:
         sections[-1].append(f"CPU memory per GPU for offload: {gb(answer.cpu_offload_bytes)}")
     if answer.plan.max_concurrent_sequences is not None:

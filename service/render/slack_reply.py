@@ -66,6 +66,16 @@ def components_line(per: PerGpuBytes, budget: int | None, kind: str) -> str:
     return line
 
 
+def band_line(answer: Answer) -> str:
+    """'Likely 33.0-39.3 GB per GPU: the measured error of 53 runs like it (H100)'."""
+    band = answer.error_band
+    if band.runs:
+        basis = f"the error measured on {band.runs} {band.kind} runs"
+    else:
+        basis = "a stated ±20%: no measured runs of this kind yet"
+    return f"Likely {band.low_bytes / 1e9:,.1f}-{band.high_bytes / 1e9:,.1f} GB per GPU ({basis})"
+
+
 def time_line(c: ComputeEntry) -> str:
     """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'."""
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
@@ -129,6 +139,7 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     elif answer.task != "infer" and (answer.gpu is not None or answer.plan.gpus > 1):
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
+    lines.append(band_line(answer))
     if rescued:
         lines.append(f"As written ({layout_text(answer.plan)}) it would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")

@@ -229,6 +229,12 @@ def _training_knobs(req: EstimateRequest, method: str, notes: _Notes) -> None:
         notes.value("lora_targets", "all_linear", "peft target_modules='all-linear'")
 
 
+def _default_framework(task: str, method: str) -> str:
+    if task == "infer":
+        return "vllm"
+    return "hf" if method in ("lora", "qlora") else "deepspeed"
+
+
 def _offload(req: EstimateRequest, par: Parallelism) -> Offload:
     """Optimizer offload works with any ZeRO stage; parameter offload only with ZeRO-3
     (DeepSpeed ``offload_param``, FSDP ``CPUOffload``), which gathers layers as it goes."""
@@ -261,7 +267,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     seq = _sequence_length(req, model, notes)
     precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"
-    framework = req.framework or ("vllm" if task == "infer" else "deepspeed")
+    framework = req.framework or _default_framework(task, method)
     if task == "infer":
         serving_framework(framework)
         if req.framework is not None:
@@ -272,8 +278,9 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         quant = _serving_weights(req, model, notes)
     else:
         check_recipe(precision, optimizer, framework)
-        notes.value("framework", framework, "DeepSpeed-style accounting: bf16 gradients, fp32 "
-                    "master weights in the optimizer")
+        notes.value("framework", framework, "Hugging Face Trainer with peft, the usual LoRA "
+                    "stack" if framework == "hf" else "DeepSpeed-style accounting: bf16 "
+                    "gradients, fp32 master weights in the optimizer")
         _training_knobs(req, method, notes)
         quant = check_weight_format(req.quantization or ("nf4" if method == "qlora" else "none"))
     kv_dtype = check_kv_dtype(req.kv_cache_dtype or "auto")

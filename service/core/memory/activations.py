@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.core.job.spec import Job
+from service.core.memory.formula import Component, component
 from service.core.memory.precision import compute_dtype_bytes
+from service.core.memory.regime import regime_of
 from service.core.memory.saved_layer import layer_saved
 from service.core.memory.saved_tensors import LayerSetup, Saved, dropout_mask, norm_saved
 
@@ -39,8 +41,12 @@ class ActivationBreakdown:
 def layer_setup(job: Job) -> LayerSetup:
     profile = job.activation_model if job.activation_model in ITEMIZED_PROFILES else "hf"
     fp8_linears = 1 if job.precision == "fp8" else 0
+    regime = regime_of(job)
     return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile,
-                      fp8_linears, job.micro_batch)
+                      fp8_linears, job.micro_batch, autocast=regime.autocast,
+                      adapter_rank=job.lora_rank if regime.adapters else 0,
+                      adapter_targets=job.lora_targets, residual_bytes=regime.residual_bytes,
+                      mlp_bytes=regime.mlp_bytes)
 
 
 def _items_bytes(items: Sequence[Saved], job: Job, skip_core: bool = False) -> float:
@@ -61,9 +67,10 @@ def layer_bytes(job: Job, moe_layer: bool, skip_core: bool = False) -> float:
 
 
 def checkpoint_bytes(job: Job) -> float:
-    """What full recompute keeps per layer: the layer input, e*h per token (split by SP)."""
-    e = compute_dtype_bytes(job.precision)
-    return _items_bytes([Saved("layer input", e * job.arch.hidden, False)], job)
+    """What full recompute keeps per layer: the layer input, a residual-stream element per
+    hidden unit per token (fp32 under autocast and in QLoRA; split by SP)."""
+    rs = layer_setup(job).rs
+    return _items_bytes([Saved("layer input", rs * job.arch.hidden, False)], job)
 
 
 def in_flight_micro_batches(job: Job) -> float:
@@ -95,15 +102,16 @@ def non_layer_saved(job: Job) -> list[Saved]:
     arch, s = job.arch, layer_setup(job)
     e, b = s.elem_bytes, job.micro_batch
     items = norm_saved(arch, s, "final norm")
+    if not s.adapters:  # a frozen LM head keeps no input
+        items.append(Saved("lm-head input", s.lin * arch.hidden, False))
     items += [
-        Saved("lm-head input", s.lin * arch.hidden, False),
         Saved("fp32 log-softmax of logits", (4 + (e if arch.final_softcap else 0)) * arch.vocab,
               True),
         Saved("token ids and labels (int64)", 16, False),
     ]
-    if arch.positions == "rotary" and s.hf:
+    if arch.positions == "rotary" and s.hf:  # computed in the hidden states' dtype
         rot = arch.head_dim_resolved * arch.rotary_fraction
-        items.append(Saved("rotary cos/sin tables", 2 * e * rot / b, False))
+        items.append(Saved("rotary cos/sin tables", 2 * s.rs * rot / b, False))
     if arch.dropout > 0:
         items.append(dropout_mask(s, "embedding", arch.hidden, False))
     if job.recompute == "full" and s.hf:
@@ -111,8 +119,8 @@ def non_layer_saved(job: Job) -> list[Saved]:
         if not job.flash_attn:
             mixed = 0 < arch.sliding_window_layers < 1 and arch.sliding_window > 0
             masks = 2 if mixed else 1
-            items.append(Saved("causal mask(s) held by checkpoints", masks * e * job.seq_len,
-                               False))
+            items.append(Saved("causal mask(s) held by checkpoints",
+                               masks * s.rs * job.seq_len, False))
     return items
 
 
@@ -168,3 +176,31 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
         in_flight_micro_batches=flight,
         layers_on_gpu=layers_on_gpu,
     )
+
+
+ACTIVATION_SOURCES = {
+    "hf": "saved tensors of HF transformers modules, checked in bench/measure",
+    "hf_cpu": "saved tensors of HF transformers modules on CPU, as measured in bench/measure",
+    "megatron": "Korthikanti et al. 2022 eq. 2, generalised to GQA/SwiGLU (saved_tensors.py)",
+    "korthikanti": "Korthikanti et al. 2022, arXiv 2205.05198, eq. 2",
+    "seed_s3": "the S3 seed's block model (seed-cases.md)",
+}
+KEPT = {"none": "all saved tensors", "selective": "core attention recomputed",
+        "full": "layer inputs only"}
+
+
+def activations_component(job: Job, acts: ActivationBreakdown) -> Component:
+    """Layers x kept bytes per layer x micro-batches in flight, plus the logits/loss term.
+
+    pp = 1: all of it. pp > 1: the busier of the first stage (its layers for every in-flight
+    micro-batch) and the last (its layers for one micro-batch, plus the logits)."""
+    terms = {"layers_on_gpu": acts.layers_on_gpu, "layer_bytes": acts.kept_layer_bytes,
+             "in_flight": acts.in_flight_micro_batches, "logits_bytes": acts.non_layer_bytes}
+    note = f"per layer: {KEPT[job.recompute]}"
+    source = ACTIVATION_SOURCES[job.activation_model]
+    if job.parallel.pp == 1:
+        return component("activations", "layers_on_gpu * layer_bytes * in_flight + logits_bytes",
+                         source, note, **terms)
+    return component("activations", "max(layers_on_gpu * layer_bytes * in_flight, "
+                     "layers_on_gpu * layer_bytes + logits_bytes)", source,
+                     note + "; the busier of the first and last pipeline stage", **terms)

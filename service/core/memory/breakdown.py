@@ -28,6 +28,7 @@ class Estimate:
     params_trainable: int
     cpu_offload_bytes: int = 0  # host memory per GPU that offload moves off the GPU
     details: Mapping[str, int | float] = field(default_factory=dict)
+    peak_phase: str = ""  # the phase of the step (or of serving) whose memory these are
 
     @property
     def model_id(self) -> str:

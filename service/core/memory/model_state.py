@@ -96,21 +96,35 @@ def sharded(key: str, params: RankParams, par: Parallelism, stage_needed: int,
 
 
 def weights(job: Job) -> Component:
-    """Working weights: P_rank x bytes / shards (ZeRO-3 shards them; QLoRA's base is NF4)."""
+    """Working weights: P_rank x bytes / shards (ZeRO-3 shards them), plus fp32 LoRA adapters.
+
+    QLoRA's base: the layers' linears in NF4; every other parameter (embeddings, LM head,
+    norms) fp32, as peft ``prepare_model_for_kbit_training`` casts them."""
     par = job.parallel
     params = rank_params(job.arch, par, job.param_scale)
+    adapters = 0 if job.trains_all_weights else -(-lora_params(
+        job.arch, job.lora_rank, job.lora_targets) // (par.tp * par.pp))
     if job.finetune_method == "qlora":
         linear = quantizable_linear_params(job.arch) // (par.tp * par.pp)
         return component(
-            "weights", "linear_params * nf4_bits / 8 + other_params * other_bytes",
-            "QLoRA, Dettmers et al. 2023, sec. 3 (NF4 + double quantization)",
+            "weights", "linear_params * nf4_bits / 8 + other_params * other_bytes "
+            "+ adapter_params * adapter_bytes",
+            "QLoRA, Dettmers et al. 2023, sec. 3 (NF4 + double quantization); peft "
+            "prepare_model_for_kbit_training casts the rest to fp32",
             linear_params=linear, nf4_bits=NF4_BITS_PER_WEIGHT,
-            other_params=max(0, params.total - linear), other_bytes=2)
+            other_params=max(0, params.total - linear), other_bytes=4,
+            adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
     if job.offload == "optimizer_and_params" and job.is_training:
         return component("weights", "0", "ZeRO-Infinity, Rajbhandari et al. 2021",
                          "offloaded to CPU memory; prefetch buffers are in temporary")
     per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
-    return sharded("weights", params, par, 3, per, ZERO_SOURCE)
+    base = sharded("weights", params, par, 3, per, ZERO_SOURCE)
+    if not adapters:
+        return base
+    return component_of("weights", f"{base.expression} + adapter_params * adapter_bytes",
+                        {**base.term_map, "adapter_params": adapters,
+                         "adapter_bytes": ADAPTER_BYTES_PER_PARAM},
+                        ZERO_SOURCE + "; peft keeps LoRA adapters in fp32")
 
 
 def trainable_rank_params(job: Job) -> RankParams:
@@ -121,10 +135,19 @@ def trainable_rank_params(job: Job) -> RankParams:
     return RankParams(dense=-(-adapters // split), experts=0)
 
 
+OFFLOAD_SOURCE = ("ZeRO-Offload, Ren et al. 2021, sec. 4: gradients, optimizer states and the "
+                  "optimizer step move to the CPU; DeepSpeed stage_1_and_2.py / stage3.py "
+                  "cpu_offload copy each gradient partition to pinned CPU memory")
+
+
 def gradients(job: Job) -> Component:
-    """Gradients of trainable params: P_train x grad bytes / shards (ZeRO-2 and up shard them)."""
+    """Gradients of trainable params: P_train x grad bytes / shards (ZeRO-2 and up shard them).
+    With the optimizer offloaded, each gradient partition goes to the CPU as it is reduced;
+    the GPU keeps only the reduction buckets (``transients.gradient_buckets``)."""
     if not job.is_training:
         return component("gradients", "0", "no gradients when serving")
+    if job.offload != "none":
+        return component("gradients", "0", OFFLOAD_SOURCE, "gradient partitions in CPU memory")
     if job.trains_all_weights:
         per = gradient_bytes_per_param(job.precision, job.framework)
     else:
@@ -176,12 +199,14 @@ def optimizer(job: Job) -> Component:
 
 
 def offloaded_bytes(job: Job) -> int:
-    """Host (CPU) memory per GPU that offload uses: optimizer state, and weights if asked."""
+    """Host (CPU) memory per GPU that offload uses: optimizer state and fp32 gradient
+    partitions (ZeRO-Offload), and weights if asked (ZeRO-Infinity)."""
     if job.offload == "none" or not job.is_training:
         return 0
     par = job.parallel
-    moved = sharded("optimizer", trainable_rank_params(job), par, 1,
-                    optimizer_bytes_per_param(job), "").bytes
+    trainable = trainable_rank_params(job)
+    moved = sharded("optimizer", trainable, par, 1, optimizer_bytes_per_param(job), "").bytes
+    moved += sharded("gradients", trainable, par, 1, 4, "").bytes
     if job.offload == "optimizer_and_params":
         per = weight_bytes_per_param(job.precision, job.framework)
         moved += sharded("weights", rank_params(job.arch, par, job.param_scale), par, 3, per,

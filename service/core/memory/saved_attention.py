@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from service.core.memory.saved_tensors import LayerSetup, Saved, dropout_mask, norm_saved
 from service.core.model.architecture import Architecture
+from service.core.model.linears import FUSED_QKV
 
 # Model families whose rotary embedding ends in ``torch.cat`` (partial-rotary code path): their
 # q/k come out in (b, a, s, d) layout, so the out-projection reads a transposed copy of the
@@ -15,9 +16,24 @@ from service.core.model.architecture import Architecture
 ROPE_VIA_CAT = ("phi3", "phi", "gpt_neox")
 
 
+def qkv_input_copies(arch: Architecture) -> int:
+    """Linears reading the attention's input: q, k and v, or one fused q|k|v."""
+    return 1 if arch.family in FUSED_QKV else 3
+
+
+def sdpa_mask_needed(arch: Architecture, seq_len: int) -> bool:
+    """transformers builds an explicit mask for SDPA when a sliding window is as short as the
+    keys (``masking_utils._ignore_causal_mask_sdpa``); then ``use_gqa_in_sdpa`` is false and
+    ``repeat_kv`` expands K and V to the query heads."""
+    window = arch.sliding_window
+    return window > 0 and arch.sliding_window_layers >= 1 and seq_len >= window
+
+
 def attention_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
     items = norm_saved(arch, s, "attention norm")
-    items.append(Saved("qkv input", s.lin * arch.hidden, False))
+    if not s.adapters:  # a frozen linear keeps no input
+        copies = qkv_input_copies(arch) if s.autocast else 1
+        items.append(Saved("qkv input", copies * s.lin * arch.hidden, False))
     if arch.mla is not None:
         items += _mla_saved(arch, s)
     elif s.hf:
@@ -56,9 +72,14 @@ def _hf_attention(arch: Architecture, s: LayerSetup) -> list[Saved]:
     fused_alive = gpt2 and (s.flash or s.micro_batch == 1)
     q_bytes = e * (q + 2 * kv) if fused_alive else e * q
     if s.flash:
-        items += [Saved("q (SDPA input)", q_bytes, True), Saved("k, v (SDPA inputs)", 2 * e * kv, True),
+        masked = not s.cpu and sdpa_mask_needed(arch, seq)
+        kv_saved = q if masked else kv  # repeat_kv expands K and V when a mask is passed
+        items += [Saved("q (SDPA input)", q_bytes, True),
+                  Saved("k, v (SDPA inputs)", 2 * e * kv_saved, True),
                   Saved("softmax LSE fp32", 4 * a, True), Saved("attention output", e * q, True)]
-        if arch.family in ROPE_VIA_CAT:
+        if masked:  # the memory-efficient kernel keeps the 16-bit additive mask (b, 1, s, s)
+            items.append(Saved("SDPA additive mask of the sliding window", e * seq, False))
+        if arch.family in ROPE_VIA_CAT and not s.adapters:
             items.append(Saved("out-proj input (transposed copy)", s.lin * q, True))
         return items
     kvx = kv if arch.kv_heads_resolved == 1 else max(q, kv)

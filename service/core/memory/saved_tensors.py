@@ -12,6 +12,18 @@ bytes per token of the micro-batch. Implementation profiles:
   falls back to an fp32 math path.
 - ``megatron``: Megatron-LM / Transformer Engine fused kernels. For a GPT with a 4h MLP and
   dropout it is exactly Korthikanti et al. 2022 (arXiv 2205.05198), eq. 2: 34h + 5as per token.
+
+Regimes of the ``hf`` profile (``LayerSetup``), checked against peak memory measured on an H100
+(``tests/data/gpu_runs``; ``bench/gpu_accuracy.py``):
+- 16-bit modules (DeepSpeed, FSDP, pure bf16): the items above;
+- ``autocast``: fp32 parameters under ``torch.autocast`` (HF Trainer ``bf16=True``): the residual
+  stream is fp32 (fp32 embeddings plus bf16 linear outputs promote to fp32), norms keep their
+  fp32 output, and every linear keeps its own bf16 cast of an fp32 input (autocast caches casts
+  of weights only: ``aten/src/ATen/autocast_mode.cpp`` ``cached_cast``);
+- ``adapters`` (LoRA, QLoRA): the frozen base keeps no linear inputs and norms keep no output
+  (autograd saves an input only for a weight that needs a gradient); each adapted linear keeps
+  its adapter's input (``saved_adapters.py``). QLoRA's 4-bit linears return fp32
+  (bitsandbytes ``Linear4bit.forward``), so its MLP intermediates are fp32.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.core.model.architecture import Architecture
+from service.core.model.linears import mlp_linear_shapes
 
 GEMMA_FAMILIES = ("gemma", "gemma2", "gemma3_text")
 PYTHON_GELUS = ("gelu_new", "gelu_fast")  # transformers' formula activations: 4 saved tensors
@@ -42,6 +55,24 @@ class LayerSetup:
     profile: str  # "hf", "hf_cpu" or "megatron"
     linear_input_bytes: int = 0  # fp8 recipes save linear inputs in fp8 (1 B); 0: elem_bytes
     micro_batch: int = 1
+    autocast: bool = False  # fp32 parameters and residual stream under torch.autocast
+    adapter_rank: int = 0  # LoRA rank when only adapters train (0: every weight trains)
+    adapter_targets: str = "all_linear"
+    residual_bytes: int = 0  # bytes of a residual-stream element (0: elem_bytes)
+    mlp_bytes: int = 0  # bytes of an MLP intermediate element (0: elem_bytes)
+
+    @property
+    def rs(self) -> int:
+        """Bytes of one residual-stream element (fp32 under autocast and in QLoRA)."""
+        return self.residual_bytes or self.elem_bytes
+
+    @property
+    def mlp_e(self) -> int:
+        return self.mlp_bytes or self.elem_bytes
+
+    @property
+    def adapters(self) -> bool:
+        return self.adapter_rank > 0
 
     @property
     def lin(self) -> int:
@@ -71,19 +102,26 @@ def norm_saved(arch: Architecture, s: LayerSetup, name: str, keeps_input: bool =
                width: int = 0) -> list[Saved]:
     """One norm's saved tensors.
 
-    hf RMSNorm (``LlamaRMSNorm``): fp32 input 4w, rsqrt 4, normalized 16-bit e*w.
-    hf Gemma RMSNorm: all in fp32: fp32 input 4w, rsqrt 4, fp32 normalized 4w.
-    LayerNorm (``native_layer_norm``) and fused TE norms: input e*w plus mean/rstd; under a
-    parallel residual the second norm reads the same input (``keeps_input=False``).
+    hf RMSNorm (``LlamaRMSNorm``): fp32 input 4w, rsqrt 4, normalized in the input's dtype
+    (16-bit e*w; fp32 under autocast, whose residual is fp32), kept only when the norm's weight
+    trains. hf Gemma RMSNorm normalizes in fp32: fp32 normalized 4w.
+    LayerNorm (``native_layer_norm``, an fp32 op under autocast) and fused TE norms: the input
+    (residual dtype) plus mean/rstd; under a parallel residual the second norm reads the same
+    input (``keeps_input=False``).
     """
     w = width or arch.hidden
-    e = s.elem_bytes
     if s.hf and arch.norm == "rmsnorm":
-        out = 4 if arch.family in GEMMA_FAMILIES else e
+        out = 4 if (arch.family in GEMMA_FAMILIES or s.autocast) else s.elem_bytes
+        kept = 0 if s.adapters else out * w
         return [Saved(f"{name} fp32 input", 4 * w, False),
-                Saved(f"{name} normalized + rsqrt", out * w + 4, False)]
+                Saved(f"{name} normalized + rsqrt", kept + 4, False)]
     stats = s.layernorm_stats if arch.norm == "layernorm" else 4
-    return [Saved(f"{name} input + stats", (e * w if keeps_input else 0) + stats, False)]
+    return [Saved(f"{name} input + stats", (s.rs * w if keeps_input else 0) + stats, False)]
+
+
+def mlp_input_copies(arch: Architecture) -> int:
+    """Linears reading the MLP's input: gate and up (fused gate_up_proj in Phi-3), or one."""
+    return len(mlp_linear_shapes(arch, arch.ffn)) - 1
 
 
 def dropout_mask(s: LayerSetup, name: str, elements_per_token: float, split: bool) -> Saved:
@@ -99,12 +137,16 @@ def mlp_saved(arch: Architecture, ffn: int, s: LayerSetup) -> list[Saved]:
     formula GELUs (``gelu_new``: GPT-2) keep x, tanh(.), 0.5x and 1 + tanh(.) (10f in all).
     The down input is a linear input: fp8 under Transformer Engine fp8.
     """
-    e = s.elem_bytes
-    down = Saved("mlp down-proj input", s.lin * ffn, True)
+    e = s.mlp_e
+    down = [] if s.adapters else [Saved("mlp down-proj input", s.lin * ffn, True)]
     if arch.mlp == "gated":
-        return [Saved("mlp gate, up, act", 3 * e * ffn, True), down]
-    kept = 4 if (s.hf and arch.activation in PYTHON_GELUS) else 1
-    return [Saved("mlp up and activation intermediates", kept * e * ffn, True), down]
+        return [Saved("mlp gate, up, act", 3 * e * ffn, True), *down]
+    if s.hf and arch.activation in PYTHON_GELUS:
+        # x, tanh(.), 0.5x and 1 + tanh(.); under autocast pow runs in fp32 (an fp32 autocast
+        # op), so x, tanh and 1 + tanh are fp32 copies
+        kept = (4 + 4 + 4 + e) if s.autocast else 4 * e
+        return [Saved("mlp up and activation intermediates", kept * ffn, True), *down]
+    return [Saved("mlp up and activation intermediates", e * ffn, True), *down]
 
 
 def moe_saved(arch: Architecture, s: LayerSetup) -> list[Saved]:
@@ -134,8 +176,9 @@ def ffn_saved(arch: Architecture, s: LayerSetup, moe_layer: bool) -> list[Saved]
     items: list[Saved] = []
     if arch.norms_per_layer >= 2:
         items += norm_saved(arch, s, "mlp norm", keeps_input=not shared_input)
-    if arch.norms_per_layer >= 2 or not shared_input:
-        items.append(Saved("mlp input", s.lin * arch.hidden, False))
+    if (arch.norms_per_layer >= 2 or not shared_input) and not s.adapters:
+        copies = mlp_input_copies(arch) if s.autocast else 1
+        items.append(Saved("mlp input", copies * s.lin * arch.hidden, False))
     if arch.norms_per_layer == 4:  # Gemma: post-attention and post-MLP norms
         items += norm_saved(arch, s, "post-attention norm")
         items += norm_saved(arch, s, "post-mlp norm")

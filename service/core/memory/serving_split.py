@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from service.core.job.spec import Job
 from service.core.memory.formula import Component, component
+from service.core.memory.hf_serving import hf_serving_components
 from service.core.memory.serving import (
     ServingBudget,
     forward_workspace_bytes,
@@ -40,28 +41,38 @@ def serving_tp_ok(arch: Architecture, tp: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServingShare:
-    """One GPU's part of a serving job on tp x pp GPUs, component by component."""
+    """One GPU's part of a serving job on tp x pp GPUs, component by component, and how its
+    memory grows with the number of sequences."""
 
-    weights: Component
-    kv_cache: Component  # the job's sequences at the full context
-    workspace: Component  # forward-pass peak (one layer alive) + sampling logits
-    fixed: Component  # non-torch memory + CUDA graphs
+    components: tuple[Component, ...]  # with the job's sequences
+    weights_bytes: int
+    workspace_bytes: int  # the forward pass's working set with the job's sequences
     kv_per_sequence: int  # this GPU's share of one sequence's KV cache at the context length
-    chunk: int  # tokens in one forward pass
-
-    @property
-    def components(self) -> tuple[Component, ...]:
-        return (self.weights, self.kv_cache, self.workspace, self.fixed)
+    per_sequence_bytes: int  # what one more sequence adds (HF: its prefill working set too)
+    fixed_bytes: int  # besides the weights, what does not grow with the sequences
+    memory_fraction: float  # the share of usable memory the server may fill
 
     @property
     def total_bytes(self) -> int:
         return sum(c.bytes for c in self.components)
 
+    def room(self, capacity: int) -> int:
+        """Memory left for sequences: fraction x capacity - weights - the fixed part."""
+        return round(capacity * self.memory_fraction) - self.weights_bytes - self.fixed_bytes
+
+    def max_sequences(self, capacity: int) -> int:
+        room = self.room(capacity)
+        return 0 if room <= 0 or self.per_sequence_bytes <= 0 else room // self.per_sequence_bytes
+
 
 def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingShare:
-    """Weights / (tp x pp); KV cache per sequence x ``kv_share`` / pp; the workspace of a
-    forward pass over min(max_batched_tokens, context x sequences) tokens."""
+    """vLLM/SGLang: weights / (tp x pp), KV cache per sequence x ``kv_share`` / pp, the
+    workspace of a forward pass over min(max_batched_tokens, context x sequences) tokens,
+    non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``."""
     arch = job.arch
+    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp)
+    if job.framework == "hf":
+        return _hf_share(job, weights, tp, pp, budget)
     per_token = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len)
     share = kv_share(arch, tp)
     kv = component("kv_cache", "kv_bytes_per_token * context * kv_share / pp * sequences",
@@ -75,6 +86,18 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingS
                           workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
     fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
                       non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
-    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp)
-    return ServingShare(weights, kv, workspace, fixed,
-                        round(per_token * job.seq_len * share / pp), chunk)
+    per_seq = round(per_token * job.seq_len * share / pp)
+    return ServingShare((weights, kv, workspace, fixed), weights.bytes, workspace.bytes, per_seq,
+                        per_seq, workspace.bytes + fixed.bytes, budget.memory_fraction)
+
+
+def _hf_share(job: Job, weights: Component, tp: int, pp: int,
+              budget: ServingBudget) -> ServingShare:
+    kv, working, reserve, workspace = hf_serving_components(job, tp, pp)
+    mask = working.term_map["mask"]
+    growing = kv.bytes + working.bytes - mask + reserve.bytes - reserve.term_map["outside_pytorch"]
+    per_seq = -(-round(growing) // max(1, job.batch))
+    fixed = round(mask + reserve.term_map["outside_pytorch"]) + workspace.bytes
+    return ServingShare((weights, kv, working, reserve, workspace), weights.bytes, working.bytes,
+                        -(-kv.bytes // max(1, job.batch)), per_seq, fixed,
+                        budget.memory_fraction)

@@ -15,11 +15,8 @@ from typing import cast
 from service.core.hardware.gpus import Gpu
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Offload, Parallelism, Recompute
-from service.core.memory import model_state
-from service.core.memory.activations import activation_breakdown
 from service.core.memory.breakdown import Estimate
-from service.core.memory.overhead import overhead, temporary
-from service.core.memory.training_memory import activations_component, training_estimate
+from service.core.memory.training_memory import training_estimate
 from service.core.planning.plan_types import Layout
 
 StatesKey = tuple[int, int, int, int, int, str]
@@ -71,35 +68,12 @@ class MemoryModel:
         return job
 
     def total(self, layout: Layout) -> int:
-        """Per-GPU total in bytes, as ``training_estimate`` would report it."""
+        """Per-GPU total in bytes, as ``training_estimate`` reports it (cached per layout)."""
         cached = self._totals.get(layout)
         if cached is not None:
             return cached
         self.evaluations += 1
-        job: Job | None = None
-        skey: StatesKey = (layout.tp, layout.pp, layout.ep, layout.zero_stage, layout.dp,
-                           layout.offload)
-        states = self._states.get(skey)
-        if states is None:
-            job = self.job(layout)
-            states = sum(c.bytes for c in (model_state.weights(job), model_state.gradients(job),
-                                           model_state.optimizer(job)))
-            self._states[skey] = states
-        # accumulation matters only through the micro-batches in flight on the first stage,
-        # min(pp, m) (activations.in_flight_micro_batches; tests check the cache against it)
-        akey: ActsKey = (layout.tp, layout.pp, layout.cp, layout.sequence_parallel,
-                         layout.micro_batch, layout.recompute,
-                         min(layout.pp, layout.grad_accum) if layout.pp > 1 else 0)
-        tkey = (akey, layout.zero_stage == 3 and layout.dp > 1,
-                layout.dp > 1 and layout.zero_stage < 3)
-        acts_temp = self._acts.get(tkey)
-        if acts_temp is None:
-            job = job or self.job(layout)
-            acts = activation_breakdown(job)
-            acts_temp = activations_component(job, acts).bytes + temporary(job, acts).bytes
-            self._acts[tkey] = acts_temp
-        tensors = states + acts_temp
-        total = tensors + overhead(self._overhead_job(layout.gpus), tensors).bytes
+        total = training_estimate(self.job(layout)).total_bytes
         self._totals[layout] = total
         return total
 

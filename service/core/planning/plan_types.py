@@ -6,7 +6,6 @@ Plain immutable data: the planner builds it once; the report turns it into text 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from service.core.compute.time_cost import TimeAndCost
 from service.core.hardware.gpus import Gpu
@@ -32,15 +31,6 @@ class Layout:
     grad_accum: int
     global_batch: int
     offload: str
-
-    def to_dict(self) -> dict[str, int | str | bool]:
-        return {
-            "gpus": self.gpus, "nodes": self.nodes, "dp": self.dp, "tp": self.tp, "pp": self.pp,
-            "cp": self.cp, "ep": self.ep, "zero_stage": self.zero_stage,
-            "sequence_parallel": self.sequence_parallel, "recompute": self.recompute,
-            "micro_batch": self.micro_batch, "grad_accum": self.grad_accum,
-            "global_batch": self.global_batch, "offload": self.offload,
-        }
 
     def describe(self) -> str:
         """'ZeRO-3 + full recompute, micro-batch 1 x 32 accumulation' (the knobs people set)."""
@@ -90,10 +80,6 @@ class Alternative:
     step_time: float | None
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"layout": self.description, "gpus": self.gpus, "per_gpu_total": self.total_bytes,
-                "relative_step_time": self.step_time, "reason": self.reason}
-
 
 @dataclass(frozen=True, slots=True)
 class Fix:
@@ -105,10 +91,6 @@ class Fix:
     total_bytes: int | None
     note: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"change": self.change, "gpus": self.gpus, "gpu": self.gpu_id,
-                "per_gpu_total": self.total_bytes, "note": self.note}
-
 
 @dataclass(frozen=True, slots=True)
 class SeedCount:
@@ -117,10 +99,6 @@ class SeedCount:
     label: str
     gpus: int | None
     reasons: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "gpus": self.gpus, "physically_valid": not self.reasons,
-                "reasons": list(self.reasons)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +114,6 @@ class FitsOnRow:
     budget_bytes: int
     price_per_hour: float | None  # for all the GPUs together, USD
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"gpu": self.gpu_id, "name": self.gpu_name, "gpus": self.gpus,
-                "nodes": self.nodes, "layout": self.layout, "per_gpu_total": self.total_bytes,
-                "budget_bytes": self.budget_bytes, "price_per_hour_usd": self.price_per_hour}
-
 
 @dataclass(frozen=True, slots=True)
 class ServingFit:
@@ -153,22 +126,17 @@ class ServingFit:
     weights_bytes: int
     kv_per_sequence_bytes: int  # this GPU's share of one sequence at the context length
     workspace_bytes: int
-    fixed_bytes: int  # non-torch memory + CUDA graphs
+    fixed_bytes: int  # besides the weights, what does not grow with the sequences
     kv_budget_bytes: int
     max_concurrent: int
     sequences: int
     context: int
-    memory_fraction: float  # vLLM gpu_memory_utilization
+    memory_fraction: float  # the share of usable memory the server may fill
+    total_bytes: int  # per GPU with the requested sequences
 
     @property
     def fits(self) -> bool:
         return self.max_concurrent >= self.sequences
-
-    @property
-    def total_bytes(self) -> int:
-        """Per GPU with the requested sequences' KV cache."""
-        return self.weights_bytes + self.workspace_bytes + self.fixed_bytes \
-            + self.kv_per_sequence_bytes * self.sequences
 
 
 @dataclass(frozen=True, slots=True)

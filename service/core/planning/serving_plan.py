@@ -17,7 +17,7 @@ from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
-from service.core.memory.serving import ServingBudget, kv_budget_bytes, max_concurrent_sequences
+from service.core.memory.serving import ServingBudget
 from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share, serving_tp_ok
 from service.core.planning.layouts import divisors, node_count
@@ -28,20 +28,21 @@ MAX_SERVING_GPUS = 4096
 
 
 def serving_budget(resolved: ResolvedJob) -> ServingBudget:
-    if not resolved.pinned("memory_headroom"):
-        return ServingBudget()
-    return ServingBudget(memory_fraction=resolved.headroom)
+    """vLLM's gpu_memory_utilization (0.90) unless stated; Hugging Face ``generate`` reserves
+    nothing ahead, so it plans to the planner's headroom."""
+    if resolved.pinned("memory_headroom") or resolved.job.framework == "hf":
+        return ServingBudget(memory_fraction=resolved.headroom)
+    return ServingBudget()
 
 
 def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
              budget: ServingBudget) -> ServingFit:
     share = serving_share(job, tp, pp, budget)
-    kv_budget = kv_budget_bytes(gpu.memory_bytes_usable, share.weights.bytes,
-                                share.workspace.bytes, budget)
-    return ServingFit(tp, pp, tp * pp, node_count(tp * pp, per_node), share.weights.bytes,
-                      share.kv_per_sequence, share.workspace.bytes, share.fixed.bytes,
-                      max(0, kv_budget), max_concurrent_sequences(kv_budget, share.kv_per_sequence),
-                      job.batch, job.seq_len, budget.memory_fraction)
+    capacity = gpu.memory_bytes_usable
+    return ServingFit(tp, pp, tp * pp, node_count(tp * pp, per_node), share.weights_bytes,
+                      share.kv_per_sequence, share.workspace_bytes, share.fixed_bytes,
+                      max(0, share.room(capacity)), share.max_sequences(capacity),
+                      job.batch, job.seq_len, share.memory_fraction, share.total_bytes)
 
 
 def split(job: Job, gpus: int, per_node: int, tp: int | None = None) -> tuple[int, int] | None:
@@ -135,9 +136,9 @@ def _why(fit: ServingFit, miss: ServingFit | None, job: Job, gpu: Gpu,
         f"KV cache {gb(fit.kv_per_sequence_bytes)} per sequence per GPU at "
         f"{job.seq_len:,} tokens ({kv_dtype} KV); {fit.sequences} sequences need "
         f"{gb(fit.kv_per_sequence_bytes * fit.sequences)}",
-        f"KV budget {gb(fit.kv_budget_bytes)} per GPU = {budget.memory_fraction:.0%} x "
-        f"{gb(gpu.memory_bytes_usable)} - weights - activation peak {gb(fit.workspace_bytes)} - "
-        f"{gb(fit.fixed_bytes)} non-torch and CUDA graphs",
+        f"room for sequences {gb(fit.kv_budget_bytes)} per GPU = {budget.memory_fraction:.0%} x "
+        f"{gb(gpu.memory_bytes_usable)} - weights - {gb(fit.fixed_bytes)} that does not grow "
+        "with the sequences (working set, non-torch memory, CUDA graphs)",
         f"up to {fit.max_concurrent:,} concurrent sequences at {job.seq_len:,} tokens on "
         f"{fit.gpus} GPU{'s' if fit.gpus > 1 else ''} (TP={fit.tp}"
         + (f", PP={fit.pp}" if fit.pp > 1 else "") + ")",

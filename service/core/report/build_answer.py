@@ -8,11 +8,13 @@ from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
 from service.core.memory.breakdown import Estimate
+from service.core.memory.error_band import band_for
 from service.core.planning.plan_types import Fix, Layout, Plan, ServingFit
 from service.core.report.answer_types import (
     AlternativeEntry,
     Answer,
     ComputeEntry,
+    ErrorBandEntry,
     FitsOnEntry,
     FixEntry,
     FormulaEntry,
@@ -23,7 +25,14 @@ from service.core.report.answer_types import (
     SeedCountEntry,
 )
 from service.core.report.formula_text import with_values
-from service.core.report.headline import answer_verdict, plan_verdict
+from service.core.report.headline import answer_verdict, band_note, plan_verdict
+
+
+def error_band(est: Estimate, capacity: int | None) -> ErrorBandEntry:
+    band = band_for(est.job, est.total_bytes)
+    return ErrorBandEntry(band.low_bytes, band.high_bytes,
+                          band.verdict(capacity) if capacity is not None else None,
+                          band.kind, band.runs, band.gpu, band.basis)
 
 
 def per_gpu(est: Estimate) -> PerGpuBytes:
@@ -140,6 +149,7 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     gpus = layout.gpus
     gpu = job.gpu
     capacity = plan.capacity_bytes if planned and plan is not None else est.capacity_bytes
+    band = error_band(shown, capacity)
     return Answer(
         model=job.model_id, model_name=resolved.model.description, task=job.task,
         params_total=est.params_total, params_active=est.params_active,
@@ -147,9 +157,10 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         gpu=gpu.id if gpu else None, gpu_name=gpu.name if gpu else None,
         gpu_usable_bytes=capacity, per_gpu_bytes=per_gpu(shown), fits=fits,
         headroom_bytes=capacity - shown.total_bytes if capacity is not None else None,
-        verdict=answer_verdict(est, plan),
+        error_band=band, verdict=answer_verdict(est, plan) + band_note(
+            band.low_bytes, band.high_bytes, band.verdict, capacity),
         min_gpus=plan.min_gpus if plan is not None and plan.mode != "catalog" else None,
-        plan=layout, cpu_offload_bytes=shown.cpu_offload_bytes,
+        plan=layout, peak_phase=shown.peak_phase, cpu_offload_bytes=shown.cpu_offload_bytes,
         formulas=formula_entries(shown), assumptions=list(assumptions),
         details=dict(shown.details),
         compute=compute_entry(time.full, gpus) if time else None,

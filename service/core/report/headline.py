@@ -94,3 +94,11 @@ def answer_verdict(est: Estimate, plan: Plan | None) -> str:
         return (f"Fits as stated on {gpus_phrase(est.job.parallel.gpus, plan.gpu_name, plan.gpus_per_node)}"
                 f": {gb(est.total_bytes)} of {gb(plan.capacity_bytes)} usable per GPU")
     return plan_verdict(plan)
+
+
+def band_note(low: int, high: int, verdict: str | None, capacity: int | None) -> str:
+    """' (borderline: likely 38.1-44.0 GB against 42.3 GB usable)' when the band straddles."""
+    if verdict != "borderline" or capacity is None:
+        return ""
+    return (f" (borderline: likely {low / 1e9:,.1f}-{high / 1e9:,.1f} GB against "
+            f"{gb(capacity)} usable)")
