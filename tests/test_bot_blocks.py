@@ -60,7 +60,7 @@ def test_a_fit_reads_verdict_first_then_table_assumptions_and_buttons() -> None:
     table = next(b["text"]["text"] for b in message.blocks if "```" in b.get("text", {}).get("text", ""))
     for row in ("weights", "gradients", "optimizer", "activations", "overhead", "total"):
         assert row in table
-    assert "34.9 GB  of 40.2 GB budget (87%)" in table
+    assert "35.0 GB  of 40.2 GB budget (87%)" in table
     assert "Per GPU (GB):" not in text  # the reply's breakdown line is replaced by the table
     contexts = [b for b in message.blocks if b["type"] == "context"]
     assert len(contexts) == 1 and contexts[0]["elements"][0]["text"].startswith("_Assumed:_")
