@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from service.core.hardware.gpus import Gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.job_memory import estimate
@@ -24,15 +25,17 @@ class Computed:
     planner_s: float  # time in the planner (0 when it did not run)
 
 
-def compute_answer(request: EstimateRequest, fits_on: bool = False) -> Computed:
+def compute_answer(request: EstimateRequest, fits_on: bool = False,
+                   fleet: tuple[Gpu, ...] | None = None) -> Computed:
     """The answer to a request (without ``link``, which needs the URL). The planner runs when
-    a GPU type is named, or for the fits-on table across the catalog."""
+    a GPU type is named, or for the fits-on table across the catalog; ``fleet``: the GPU types
+    a fix may move to (the default fleet when None)."""
     start = time.perf_counter()
     resolved = resolve(request)
     est = estimate(resolved.job)
     middle = time.perf_counter()
     runs_planner = resolved.job.gpu is not None or fits_on
-    plan = make_plan(resolved, with_fits_on=fits_on) if runs_planner else None
+    plan = make_plan(resolved, with_fits_on=fits_on, fleet=fleet) if runs_planner else None
     end = time.perf_counter()
     return Computed(build_answer(resolved, est, plan), middle - start,
                     end - middle if runs_planner else 0.0)

@@ -23,7 +23,7 @@ from service.services import Services
 from service.settings import Settings
 
 _T = TypeVar("_T")
-BOOL_FIELDS = ("flash_attn", "sequence_parallel")
+BOOL_FIELDS = ("flash_attn", "sequence_parallel", "chunked_loss")
 HELP = {
     "model": "preset id or alias (llama-3-8b, 'Llama 3 8B') or a bare size ('7B')",
     "arch": "architecture as JSON (our fields or a Hugging Face config.json), or a path to one",

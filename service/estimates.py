@@ -16,6 +16,7 @@ from typing import Any
 
 from service.answer_json import answer_bytes, answer_dict, answer_from_dict
 from service.answers import compute_answer
+from service.core.hardware.gpus import Gpu
 from service.core.job.request import EstimateRequest
 from service.core.model.lookup import BARE_SIZE
 from service.core.model.presets import lookup_preset
@@ -37,8 +38,10 @@ class Prepared:
 
 
 class Estimates:
-    def __init__(self, store: Store, registry: Registry, metrics: Metrics, ttl_s: int) -> None:
+    def __init__(self, store: Store, registry: Registry, metrics: Metrics, ttl_s: int,
+                 fleet: tuple[Gpu, ...] | None = None) -> None:
         self.store = store
+        self.fleet = fleet  # the GPU types fixes may move to; None: the default fleet
         self.registry = registry
         self.metrics = metrics
         self.ttl_s = ttl_s
@@ -59,7 +62,8 @@ class Estimates:
         return Prepared(engine, canonical, json.dumps(document["arch"], sort_keys=True))
 
     def key(self, prepared: Prepared, fits_on: bool) -> str:
-        text = query_string(prepared.canonical) + "|" + prepared.registered_arch
+        fleet = ",".join(g.id for g in self.fleet) if self.fleet is not None else ""
+        text = query_string(prepared.canonical) + "|" + prepared.registered_arch + "|" + fleet
         digest = hashlib.sha256(text.encode()).hexdigest()[:32]
         return f"est:{engine_fingerprint()}:{'f' if fits_on else 'a'}:{digest}"
 
@@ -79,7 +83,7 @@ class Estimates:
         if answer is None:
             if not shared:
                 self.metrics.cache_misses.inc()
-            result = compute_answer(prepared.engine, fits_on=fits_on)
+            result = compute_answer(prepared.engine, fits_on=fits_on, fleet=self.fleet)
             self.metrics.estimate_seconds.observe(result.estimate_s)
             if result.planner_s:
                 self.metrics.planner_seconds.observe(result.planner_s)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from service.core.hardware.fleet import fleet_gpus
 from service.estimates import Estimates
 from service.observability import Metrics
 from service.registry import Registry
@@ -26,7 +27,8 @@ class Services:
     def open(cls, settings: Settings, metrics: Metrics) -> Services:
         store = open_store(settings, on_error=metrics.redis_error)
         registry = Registry(store)
-        estimates = Estimates(store, registry, metrics, settings.cache_ttl_s)
+        fleet = fleet_gpus(settings.fleet) if settings.fleet else None
+        estimates = Estimates(store, registry, metrics, settings.cache_ttl_s, fleet)
         http = httpx.AsyncClient(timeout=httpx.Timeout(2.0, connect=0.5))
         return cls(settings, metrics, store, registry, estimates, http)
 

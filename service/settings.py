@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from service.core.errors import InvalidInput
+from service.core.hardware.fleet import fleet_gpus
 
 
 class Settings(BaseSettings):
@@ -32,3 +37,19 @@ class Settings(BaseSettings):
         "URL the request came in on")
     max_body_bytes: int = Field(262_144, ge=1024, description="largest request body accepted")
     log_level: str = Field("INFO", description="log level of the JSON logs")
+    fleet: Annotated[tuple[str, ...] | None, NoDecode] = Field(
+        None, description="GPU ids a fix may move a job to, comma-separated "
+        "(h100-80gb,a100-80gb); unset: the common NVIDIA datacenter cards of "
+        "service/data/fleet.json")
+
+    @field_validator("fleet", mode="before")
+    @classmethod
+    def _fleet_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = tuple(part.strip().lower() for part in value.split(",") if part.strip())
+        if value is not None:
+            try:
+                fleet_gpus(tuple(value))  # type: ignore[arg-type]
+            except InvalidInput as exc:
+                raise ValueError(str(exc)) from exc
+        return value

@@ -18,6 +18,7 @@ from api_support import (
     prefix,
     redis_answers,
 )
+from fastapi.testclient import TestClient
 
 SMALL = {"layers": 16, "hidden": 2048, "heads": 16, "kv_heads": 8, "ffn": 8192, "vocab": 128256}
 needs_redis = pytest.mark.skipif(not redis_answers(), reason="no Redis on 127.0.0.1:6379 "
@@ -68,16 +69,23 @@ def test_estimates_are_cached_in_redis_for_every_replica(key_prefix: str) -> Non
     raw.close()
 
 
-def test_redis_down_costs_milliseconds() -> None:
+def redis_error_count(api: TestClient) -> float:
+    text = api.get("/metrics").text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("fitcheck_redis_errors_total{"))
+
+
+def test_redis_down_costs_one_attempt_per_cool_down() -> None:
     with client(redis_url=f"redis://127.0.0.1:{free_port()}/0", breaker_cooldown_s=5) as api:
         ready = api.get("/readyz")
         assert ready.status_code == 200
         assert ready.json() == {"status": "degraded", "redis": "down", "store": "redis"}
-        start = time.perf_counter()
+        before = redis_error_count(api)
         for _ in range(20):
             r = api.post("/v1/estimate", json={**TRAIN, "gpu_count": 8})
-            assert r.status_code == 200 and r.json()["min_gpus"] == 4
-        assert (time.perf_counter() - start) / 20 < 0.1
+            assert r.status_code == 200 and r.json()["min_gpus"] == 8
+        # the breaker answers while open: at most one real attempt (one timeout) per cool-down
+        assert redis_error_count(api) - before <= 1
         down = api.post("/v1/models", json={"id": "team-x", "arch": SMALL})
         assert down.status_code == 503
         assert down.headers["content-type"] == "application/problem+json"
@@ -91,15 +99,11 @@ def test_redis_down_costs_milliseconds() -> None:
 def test_a_hung_redis_is_bounded_by_the_timeout() -> None:
     with hung_server() as port, client(redis_url=f"redis://127.0.0.1:{port}/0",
                                        redis_timeout_s=0.1, breaker_cooldown_s=30) as api:
-        start = time.perf_counter()
-        assert api.post("/v1/estimate", json=TRAIN).status_code == 200
-        first = time.perf_counter() - start
-        start = time.perf_counter()
-        for _ in range(10):
+        for _ in range(11):
             assert api.post("/v1/estimate", json=TRAIN).status_code == 200
-        after = (time.perf_counter() - start) / 10
+        # the first request timed out once; the open breaker answered the other ten
+        assert redis_error_count(api) == 1
         assert api.get("/readyz").json()["redis"] == "down"
-    assert first < 1.0 and after < 0.05
 
 
 def test_redis_dying_between_two_requests() -> None:
@@ -110,9 +114,8 @@ def test_redis_dying_between_two_requests() -> None:
             before = api.post("/v1/estimate", json={"model": "kept-3b", "gpu": "l4-24gb"}).json()
             builtin = api.post("/v1/estimate", json=TRAIN).json()
             own.kill()
-            start = time.perf_counter()
             assert api.post("/v1/estimate", json=TRAIN).json() == builtin
-            assert time.perf_counter() - start < 1.0
+            assert redis_error_count(api) <= 1
             # the replica still knows the model it has seen; registering waits for Redis
             again = api.post("/v1/estimate", json={"model": "kept-3b", "gpu": "l4-24gb"})
             assert again.status_code == 200 and again.json() == before

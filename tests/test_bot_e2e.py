@@ -37,7 +37,7 @@ def test_slash_command_then_a_thread_follow_up(prefixes: tuple[str, str]) -> Non
         answer = bot.slack.wait_for("response_url")[0].args
         assert answer["response_type"] == "in_channel"
         verdict = answer["blocks"][1]["text"]["text"]
-        assert verdict.startswith(":white_check_mark: *Fits on 4x A100 40GB"), verdict
+        assert verdict.startswith(":white_check_mark: *Fits on 8x A100 40GB"), verdict
         assert "total" in block_text(answer["blocks"])
         # the answer now sits in the channel; someone replies in its thread, no mention
         root = bot.slack.messages[CHANNEL][0]["ts"]

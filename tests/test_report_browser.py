@@ -26,7 +26,7 @@ def test_report_page_in_a_browser() -> None:
         assert page.evaluate("document.querySelectorAll('#memory-chart rect.seg').length") >= 5
         assert page.evaluate("document.querySelectorAll('#memory-chart .capacity').length") >= 1
         assert page.evaluate("document.getElementById('verdict').textContent").startswith(
-            "Fits on 4x")
+            "Fits on 8x")
         assert page.evaluate("document.querySelectorAll('#fits-on tr').length") > 10
         assert page.evaluate("document.querySelector('#compute') !== null")
         assert page.evaluate("performance.getEntriesByType('resource').length") == 0

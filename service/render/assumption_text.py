@@ -12,6 +12,7 @@ LABELS: dict[str, str] = {
     "pp": "pipeline parallel", "cp": "context parallel", "ep": "expert parallel",
     "sequence_parallel": "sequence parallel", "pp_schedule": "pipeline schedule",
     "virtual_stages": "virtual stages", "recompute": "recompute", "flash_attn": "FlashAttention",
+    "chunked_loss": "chunked loss",
     "offload": "CPU offload", "lora_rank": "LoRA rank", "lora_targets": "LoRA on",
     "quantization": "weights", "kv_cache_dtype": "KV cache", "batch": "sequences",
     "concurrent": "concurrent sequences", "gpu": "GPU", "gpu_count": "GPUs", "nodes": "nodes",

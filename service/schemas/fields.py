@@ -73,6 +73,8 @@ DOCS: dict[str, tuple[str, Any]] = {
     "virtual_stages": ("Interleaved schedule: model chunks per pipeline rank. Default 1.", 1),
     "recompute": ("Activation recompute. Default none.", "full"),
     "flash_attn": ("Fused attention, no s x s matrices kept. Default on.", True),
+    "chunked_loss": ("A fused linear-cross-entropy kernel (Liger Kernel, torchtune): the loss "
+                     "over chunks of tokens, never the full fp32 logits. Default off.", False),
     "offload": ("CPU offload. Default none.", "none"),
     "lora_rank": ("LoRA rank. Default 16 when fine-tuning with LoRA.", 16),
     "lora_targets": ("Linears LoRA adapts. Default all_linear.", "all_linear"),

@@ -72,6 +72,7 @@ class EstimateRequest:
     virtual_stages: int | None = None
     recompute: str | None = None
     flash_attn: bool | None = None
+    chunked_loss: bool | None = None  # a fused linear-cross-entropy kernel: no full logits
     offload: str | None = None
     lora_rank: int | None = None
     lora_targets: str | None = None
@@ -134,7 +135,7 @@ def check_ranges(request: EstimateRequest) -> None:
             raise InvalidInput(name, f"must be a number, got {value!r}", f"{flow:g}..{fhigh:g}")
         if not flow <= value <= fhigh:
             raise InvalidInput(name, f"{value:g} is out of range", f"a number {flow:g}..{fhigh:g}")
-    for name in ("sequence_parallel", "flash_attn"):
+    for name in ("sequence_parallel", "flash_attn", "chunked_loss"):
         value = getattr(request, name)
         if value is not None and not isinstance(value, bool):
             raise InvalidInput(name, f"must be true or false, got {value!r}", "true or false")

@@ -223,6 +223,8 @@ def _training_knobs(req: EstimateRequest, method: str, notes: _Notes) -> None:
         notes.add(stated("global_batch", req.global_batch))
     notes.value("optimizer", "adamw", "AdamW with fp32 moments")
     notes.value("flash_attn", True, "FlashAttention / SDPA: no s x s attention matrices")
+    notes.value("chunked_loss", False, "the loss over the full logits in fp32 (transformers' "
+                "default)", minor=True)
     notes.value("offload", "none", "no CPU offload unless asked", minor=True)
     if method in ("lora", "qlora"):
         notes.value("lora_rank", 16, "a common LoRA rank")
@@ -311,6 +313,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         global_batch=req.global_batch or 0, precision=precision, optimizer=optimizer,
         framework=framework, parallel=par, recompute=recompute,
         flash_attn=True if req.flash_attn is None else req.flash_attn,
+        chunked_loss=bool(req.chunked_loss),
         offload=_offload(req, par), lora_rank=req.lora_rank or 16, lora_targets=lora_targets,
         quantization=quant, kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1,
         gpu=gpu, activation_model=act_model, overhead_model=overhead_model,

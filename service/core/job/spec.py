@@ -54,6 +54,7 @@ class Job:
     parallel: Parallelism = field(default_factory=Parallelism)
     recompute: Recompute = "none"
     flash_attn: bool = True
+    chunked_loss: bool = False  # fused linear cross-entropy (Liger Kernel): logits in chunks
     offload: Offload = "none"
     lora_rank: int = 16
     lora_targets: str = "all_linear"

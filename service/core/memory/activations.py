@@ -104,11 +104,12 @@ def non_layer_saved(job: Job) -> list[Saved]:
     items = norm_saved(arch, s, "final norm")
     if not s.adapters:  # a frozen LM head keeps no input
         items.append(Saved("lm-head input", s.lin * arch.hidden, False))
-    items += [
-        Saved("fp32 log-softmax of logits", (4 + (e if arch.final_softcap else 0)) * arch.vocab,
-              True),
-        Saved("token ids and labels (int64)", 16, False),
-    ]
+    if job.chunked_loss:  # the fused kernel keeps the gradient of its input instead
+        items.append(Saved("loss kernel's input gradient", e * arch.hidden, False))
+    else:
+        items.append(Saved("fp32 log-softmax of logits",
+                           (4 + (e if arch.final_softcap else 0)) * arch.vocab, True))
+    items.append(Saved("token ids and labels (int64)", 16, False))
     if arch.positions == "rotary" and s.hf:  # computed in the hidden states' dtype
         rot = arch.head_dim_resolved * arch.rotary_fraction
         items.append(Saved("rotary cos/sin tables", 2 * s.rs * rot / b, False))

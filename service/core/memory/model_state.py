@@ -30,6 +30,9 @@ from service.core.model.linears import (
 from service.core.model.params import dense_mlp_params, parameter_breakdown
 
 ZERO_SOURCE = "ZeRO, Rajbhandari et al. 2019, sec. 5; DeepSpeed runtime/zero"
+FSDP_QLORA_SOURCE = ("FSDP-QLoRA (Answer.AI 2024; bitsandbytes docs 'FSDP-QLoRA'): with "
+                     "bnb_4bit_quant_storage=bfloat16 FSDP / ZeRO-3 shards the 4-bit base, "
+                     "and the other parameters stay in the bf16 storage dtype")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +102,22 @@ def weights(job: Job) -> Component:
     """Working weights: P_rank x bytes / shards (ZeRO-3 shards them), plus fp32 LoRA adapters.
 
     QLoRA's base: the layers' linears in NF4; every other parameter (embeddings, LM head,
-    norms) fp32, as peft ``prepare_model_for_kbit_training`` casts them."""
+    norms) fp32, as peft ``prepare_model_for_kbit_training`` casts them; sharded with ZeRO-3 /
+    FSDP (FSDP-QLoRA), everything in the bf16 storage dtype, 1/shards per GPU."""
     par = job.parallel
     params = rank_params(job.arch, par, job.param_scale)
     adapters = 0 if job.trains_all_weights else -(-lora_params(
         job.arch, job.lora_rank, job.lora_targets) // (par.tp * par.pp))
     if job.finetune_method == "qlora":
         linear = quantizable_linear_params(job.arch) // (par.tp * par.pp)
+        if par.zero_stage >= 3 and par.zero_shards > 1:
+            return component(
+                "weights", "(linear_params * nf4_bits / 8 + other_params * other_bytes) / shards"
+                " + adapter_params * adapter_bytes", FSDP_QLORA_SOURCE,
+                linear_params=linear, nf4_bits=NF4_BITS_PER_WEIGHT,
+                other_params=max(0, params.total - linear), other_bytes=2,
+                shards=par.zero_shards, adapter_params=adapters,
+                adapter_bytes=ADAPTER_BYTES_PER_PARAM)
         return component(
             "weights", "linear_params * nf4_bits / 8 + other_params * other_bytes "
             "+ adapter_params * adapter_bytes",

@@ -10,7 +10,8 @@ keep for backward (``saved_tensors.py``) and which weight copies are live.
   ``autocast_adapter_dtype``);
 - adapters on a 4-bit base (QLoRA): peft ``prepare_model_for_kbit_training`` casts every
   parameter that is not 4-bit (embeddings, LM head, norms) to fp32, so the residual stream is
-  fp32, and bitsandbytes ``Linear4bit`` returns its input's dtype, so MLP intermediates are too.
+  fp32, and bitsandbytes ``Linear4bit`` returns its input's dtype, so MLP intermediates are too;
+  sharded by FSDP / ZeRO-3 (FSDP-QLoRA), the base is stored in bf16 and runs as 16-bit LoRA.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ class Regime:
 
 def regime_of(job: Job) -> Regime:
     e = compute_dtype_bytes(job.precision)
+    fsdp_qlora = job.parallel.zero_stage >= 3 and job.parallel.zero_shards > 1
+    if job.finetune_method == "qlora" and fsdp_qlora:
+        # FSDP-QLoRA keeps the non-quantized parameters in bf16 (the storage dtype): no fp32
+        # residual stream, no fp32 LM head to cast; otherwise as 16-bit LoRA
+        return Regime(autocast=True, adapters=True, nf4_base=False, residual_bytes=e,
+                      mlp_bytes=e)
     if job.finetune_method == "qlora":
         return Regime(autocast=True, adapters=True, nf4_base=True, residual_bytes=4, mlp_bytes=4)
     if job.finetune_method == "lora" and job.task == "finetune":

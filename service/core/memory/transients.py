@@ -10,10 +10,12 @@ transformers ``loss/loss_utils.py`` ``ForCausalLMLoss`` (``logits.float()`` then
 
 from __future__ import annotations
 
+import math
+
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job
 from service.core.memory.formula import Component, component
-from service.core.memory.lora import lora_params
+from service.core.memory.lora import NF4_BITS_PER_WEIGHT, lora_params
 from service.core.memory.model_state import trainable_rank_params
 from service.core.memory.precision import (
     compute_dtype_bytes,
@@ -32,9 +34,21 @@ def _tokens(job: Job) -> float:
     return job.tokens_per_micro_batch / job.parallel.cp
 
 
+def loss_chunk_tokens(job: Job) -> float:
+    """Tokens whose logits exist at once: all of them, or with a fused linear-cross-entropy
+    kernel one chunk of next_pow2(ceil(tokens / ceil(vocab / hidden))) (Liger Kernel
+    ``fused_linear_cross_entropy``)."""
+    tokens = _tokens(job)
+    if not job.chunked_loss:
+        return tokens
+    arch = job.arch
+    chunk = -(-tokens // -(-arch.vocab // arch.hidden))
+    return min(tokens, 1 << max(0, math.ceil(math.log2(max(1.0, chunk)))))
+
+
 def logits_share(job: Job) -> float:
-    """vocab x tokens of this GPU's logits (vocab-parallel LM heads split V by TP)."""
-    return job.arch.vocab * _tokens(job) / job.parallel.tp
+    """vocab x tokens of this GPU's logits at once (vocab-parallel LM heads split V by TP)."""
+    return job.arch.vocab * loss_chunk_tokens(job) / job.parallel.tp
 
 
 def loss_forward(job: Job) -> Component:
@@ -49,10 +63,11 @@ def loss_forward(job: Job) -> Component:
 
 def loss_backward(job: Job) -> Component:
     """At the start of the backward (LogSoftmaxBackward), beside the kept log-softmax: the
-    fp32 gradient of the loss over the log-softmax and its own gradient."""
+    fp32 gradient of the loss over the log-softmax and its own gradient (a fused kernel has
+    computed its gradients in the forward)."""
     return component("temporary", "grad_buffers * 4 * vocab_tokens", LOSS_SOURCE,
-                     "fp32 gradients of the log-softmax", grad_buffers=2,
-                     vocab_tokens=logits_share(job))
+                     "fp32 gradients of the log-softmax", grad_buffers=0 if job.chunked_loss
+                     else 2, vocab_tokens=logits_share(job))
 
 
 def largest_transient(job: Job) -> float:
@@ -137,7 +152,9 @@ def gathered_layers(job: Job) -> Component:
     par = job.parallel
     sharded = par.zero_stage >= 3 and par.zero_shards > 1
     per_layer = layer_params(job.arch) / job.arch.layers / par.tp if sharded else 0
-    e = compute_dtype_bytes(job.precision)
+    # FSDP-QLoRA gathers the stored 4-bit layer and dequantizes one linear at a time
+    e = NF4_BITS_PER_WEIGHT / 8 if job.finetune_method == "qlora" \
+        else compute_dtype_bytes(job.precision)
     grad = gradient_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 0
     return component("temporary", "layer_params * (2 * weight_bytes + grad_bytes)",
                      "ZeRO-3 / FSDP all-gather and prefetch", "gathered layers",

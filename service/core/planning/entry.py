@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from service.core.hardware.fleet import fleet_gpus
+from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import default
 from service.core.job.resolve import ResolvedJob
 from service.core.planning.fits_on import fits_on
@@ -19,15 +21,18 @@ from service.core.planning.serving_plan import plan_serving
 from service.core.planning.train_plan import plan_training
 
 
-def make_plan(resolved: ResolvedJob, with_fits_on: bool = False) -> Plan:
-    """The planner's answer for the resolved job (see module docstring)."""
+def make_plan(resolved: ResolvedJob, with_fits_on: bool = False,
+              fleet: tuple[Gpu, ...] | None = None) -> Plan:
+    """The planner's answer for the resolved job (see module docstring); ``fleet``: the GPU
+    types a fix may move to (the default fleet when None)."""
     gpu = resolved.job.gpu
     if gpu is None:
         return catalog_plan(resolved)
+    team = fleet_gpus() if fleet is None else fleet
     if resolved.job.task == "infer":
-        plan = plan_serving(resolved, gpu)
+        plan = plan_serving(resolved, gpu, team)
     else:
-        plan = plan_training(resolved, gpu)
+        plan = plan_training(resolved, gpu, team)
         if resolved.method == "seed_even_split":
             plan = replace(plan, seed_counts=tuple(seed_counts(resolved, gpu,
                                                                per_node(resolved, gpu))))

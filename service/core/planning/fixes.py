@@ -1,119 +1,231 @@
-"""Given GPUs that fall short: the cheapest change that makes the job fit.
+"""Given GPUs that fall short: the changes that make the job fit, in the order an engineer
+tries them, each with what it costs.
 
-Tried in this order, and the first that works is the fix (the rest are listed):
-1. free knobs the user pinned (recompute, ZeRO stage, TP, PP, CP, EP, micro-batch, sequence
-   parallelism), ranked by the relative step time they lead to;
-2. hardware, cheapest per hour first: more GPUs of this type (whole nodes), or the same count
-   of the cheapest GPU with more memory on which it fits;
-3. CPU offload (ZeRO-Offload, then ZeRO-Infinity) as the last resort: no new hardware, but
-   optimizer steps on the CPU and PCIe traffic every step.
+1. knobs on the same GPUs: micro-batch 1 with accumulation (the global batch stays), recompute,
+   a higher ZeRO/FSDP stage, model parallelism the stack runs, optimizer offload, parameter
+   offload, an 8-bit optimizer, LoRA on a 4-bit base (QLoRA), a chunked loss where the logits
+   dominate;
+2. more GPUs of the same type (whole nodes);
+3. other GPU types the team has (``fleet``), cheapest per hour first.
+The knobs that cost neither quality nor much speed (micro-batch, recompute, ZeRO stage, model
+parallelism) carry over: a later step that does not fit alone is tried on top of them, the way
+an engineer keeps micro-batch 1 when adding QLoRA. The first change that fits is the fix; the
+answer names it and the next best two.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 
-from service.core.hardware.gpus import Gpu, all_gpus
+from service.core.hardware.gpus import Gpu
+from service.core.job.choices import optimizer_name
 from service.core.job.resolve import ResolvedJob
 from service.core.memory.model_state import offloaded_bytes
-from service.core.planning.layouts import SearchSpace, context_parallel_sizes, tensor_parallel_sizes
-from service.core.planning.plan_types import Candidate, Fix
-from service.core.planning.search import Searcher
-from service.core.planning.search_setup import budget_bytes, build_space, make_searcher
+from service.core.planning.layouts import (
+    SearchSpace,
+    context_parallel_sizes,
+    node_count,
+    tensor_parallel_sizes,
+)
+from service.core.planning.plan_types import Candidate, Fix, hourly_price
+from service.core.planning.search import Searcher, fewest, states_lower_bound
+from service.core.planning.search_setup import ALL_RECOMPUTE, make_searcher
+from service.core.planning.stacks import stated_stack
 from service.core.units import gb
 
-ALL_RECOMPUTE = ("none", "selective", "full")
-ALL_OFFLOAD = ("none", "optimizer", "optimizer_and_params")
+SHOWN_FIXES = 3  # the fix and the next best two
+# Suggest a chunked loss when the loss's fp32 logits buffers are this share of the peak: below
+# it the kernel saves less than the band of the estimate (error_band.py) is wide.
+LOSS_SHARE_FOR_CHUNKING = 0.15
+
+SpaceChange = Callable[[SearchSpace], SearchSpace]
+JobChange = Callable[[ResolvedJob], ResolvedJob]
 
 
-def _freed(space: SearchSpace, resolved: ResolvedJob) -> list[tuple[str, SearchSpace]]:
-    """One space per pinned knob, with that knob free again."""
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One change an engineer tries: to the search space (a knob) or to the job itself."""
+
+    what: str
+    changes: dict[str, object]
+    cost: str
+    space: SpaceChange | None = None
+    job: JobChange | None = None
+    carries: bool = False  # later steps build on it
+
+
+@dataclass(slots=True)
+class _Trials:
+    """Searches of the job with some steps applied, on ``count`` GPUs of ``gpu``."""
+
+    resolved: ResolvedJob
+    gpu: Gpu
+    count: int
+    searchers: dict[tuple[str, ...], Searcher] = field(default_factory=dict)
+
+    def searcher(self, steps: list[Step]) -> Searcher:
+        key = tuple(s.what for s in steps if s.job is not None)
+        found = self.searchers.get(key)
+        if found is None:
+            resolved = self.resolved
+            for step in steps:
+                if step.job is not None:
+                    resolved = step.job(resolved)
+            found = self.searchers[key] = make_searcher(resolved, self.gpu)
+        return found
+
+    def best(self, steps: list[Step]) -> Candidate | None:
+        base = self.searcher(steps)
+        space = base.space
+        for step in steps:
+            if step.space is not None:
+                space = step.space(space)
+        return Searcher(space, base.memory, base.budget, base.virtual_stages).at(self.count).best
+
+
+def _with_job(change: Callable[[ResolvedJob], object], field_name: str) -> JobChange:
+    def apply(resolved: ResolvedJob) -> ResolvedJob:
+        return replace(resolved, job=change(resolved),  # type: ignore[arg-type]
+                       stated=resolved.stated | {field_name})
+    return apply
+
+
+def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
+    """The knobs of the same GPUs, in the order they are tried."""
     job, pinned = resolved.job, resolved.pinned
-    out: list[tuple[str, SearchSpace]] = []
-    if pinned("recompute") and job.recompute != "full":
-        out.append(("recompute", replace(space, recomputes=ALL_RECOMPUTE)))
-    if pinned("zero_stage") and job.parallel.zero_stage < 3:
-        out.append(("zero_stage", replace(space, zero_stages=(0, 1, 2, 3), zero_stated=False)))
-    if pinned("tp"):
-        tps = tensor_parallel_sizes(space.arch, space.nvlink_domain)
-        out.append(("tp", replace(space, tps=tps)))
-    if pinned("pp"):
-        out.append(("pp", replace(space, pps=None)))
-    if pinned("cp"):
-        out.append(("cp", replace(space, cps=context_parallel_sizes(space.seq_len))))
-    if pinned("ep"):
-        out.append(("ep", replace(space, eps=None)))
+    stack = stated_stack(resolved)
     if pinned("micro_batch") and job.micro_batch > 1:
-        out.append(("micro_batch", replace(space, micro_batches=None)))
-    if pinned("sequence_parallel") and not job.parallel.sequence_parallel:
-        out.append(("sequence_parallel", replace(space, sequence_parallel=None)))
-    return out
+        batch = job.global_batch or job.micro_batch * job.parallel.dp * job.grad_accum
+        yield Step(f"micro-batch 1 with accumulation (global batch {batch} kept)",
+                   {"micro_batch": 1, "global_batch": batch},
+                   "the same samples per step in smaller passes: GPUs a little less busy",
+                   lambda s: replace(s, micro_batches=(1,), global_batch=batch), carries=True)
+    if pinned("recompute") and job.recompute != "full":
+        yield Step("activation recompute", {"recompute": "full"},
+                   "the forward runs again in the backward",
+                   lambda s: replace(s, recomputes=ALL_RECOMPUTE), carries=True)
+    stages = stack.zero_stages if stack is not None else (0, 1, 2, 3)
+    if pinned("zero_stage") and job.parallel.zero_stage < max(stages):
+        yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},
+                   "more communication per step",
+                   lambda s: replace(s, zero_stages=stages, zero_stated=False), carries=True)
+    if stack is None or stack.model_parallel:
+        for knob, free in (
+                ("tp", lambda s: replace(s, tps=tensor_parallel_sizes(s.arch, s.nvlink_domain))),
+                ("pp", lambda s: replace(s, pps=None)),
+                ("cp", lambda s: replace(s, cps=context_parallel_sizes(s.seq_len)))):
+            if pinned(knob):
+                yield Step(f"another {knob.upper()} size", {}, "a different split", free,
+                           carries=True)
+    # adapters: the optimizer state is small and QLoRA beats streaming the base from the CPU
+    if not pinned("offload") and job.trains_all_weights and (stack is None or stack.offload):
+        # offload is DeepSpeed's: data parallelism with ZeRO (stacks.py)
+        yield Step("optimizer offload to CPU (ZeRO-Offload)",
+                   {"offload": "optimizer", "framework": "deepspeed"},
+                   "the optimizer step runs on the CPU over PCIe",
+                   lambda s: replace(s, tps=(1,), pps=(1,), cps=(1,), offloads=("optimizer",),
+                                     zero_stages=tuple(z for z in s.zero_stages if z >= 1)
+                                     or (1,), zero_stated=False))
+        yield Step("optimizer and parameter offload (ZeRO-Infinity)",
+                   {"offload": "optimizer_and_params", "zero_stage": 3,
+                    "framework": "deepspeed"},
+                   "weights stream from the CPU every step: slow",
+                   lambda s: replace(s, tps=(1,), pps=(1,), cps=(1,),
+                                     offloads=("optimizer_and_params",), zero_stages=(3,),
+                                     zero_stated=False))
 
 
-def _stated_value(knob: str, resolved: ResolvedJob) -> object:
+def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
+    """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the
+    chunked loss is also tried on top of QLoRA."""
     job = resolved.job
-    if knob in ("recompute", "micro_batch"):
-        return getattr(job, knob)
-    return getattr(job.parallel, knob)
+    if job.trains_all_weights and optimizer_name(job.optimizer).family == "adamw":
+        yield Step("8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"},
+                   "optimizer state in 8 bits: on par with 32-bit Adam in the bitsandbytes paper",
+                   job=_with_job(lambda r: replace(r.job, optimizer="adamw_8bit"), "optimizer"),
+                   carries=True)
+    if job.finetune_method == "lora":
+        yield Step("QLoRA: LoRA on a 4-bit NF4 base",
+                   {"finetune_method": "qlora", "quantization": "nf4"},
+                   "NF4 base: on par with 16-bit LoRA in the QLoRA paper; ~30% slower steps",
+                   job=_with_job(lambda r: replace(r.job, finetune_method="qlora",
+                                                   quantization="nf4"), "finetune_method"),
+                   carries=True)
+    if not job.chunked_loss and loss_share >= LOSS_SHARE_FOR_CHUNKING:
+        yield Step("a chunked loss (fused linear cross-entropy, e.g. Liger Kernel)",
+                   {"chunked_loss": True}, "no quality cost; the fp32 logits are never whole",
+                   job=_with_job(lambda r: replace(r.job, chunked_loss=True), "chunked_loss"))
 
 
-def _change(knob: str, resolved: ResolvedJob, c: Candidate) -> str:
-    lay = c.layout
-    now = {"recompute": lay.recompute, "zero_stage": lay.zero_stage, "tp": lay.tp, "pp": lay.pp,
-           "cp": lay.cp, "ep": lay.ep, "micro_batch": lay.micro_batch,
-           "sequence_parallel": lay.sequence_parallel}[knob]
-    return f"{knob}={now} instead of {_stated_value(knob, resolved)} ({lay.describe()})"
+def _fix(steps: list[Step], found: Candidate, trials: _Trials) -> Fix:
+    what = " + ".join(s.what for s in steps)
+    changes: dict[str, object] = {}
+    for step in steps:
+        changes.update(step.changes)
+    note = "; ".join(s.cost for s in steps) + f"; step time x{found.step_time:.2f} " \
+        f"({found.slowdowns()})"
+    if found.layout.offload != "none":
+        memory = trials.searcher(steps).memory
+        note += f"; {gb(offloaded_bytes(memory.job(found.layout)))} of CPU memory per GPU"
+    return Fix(f"{what}: {found.layout.describe()}", trials.count, trials.gpu.id,
+               found.total_bytes, note, "knob", changes)
 
 
-def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int,
-              min_gpus: int | None) -> tuple[Fix | None, list[Fix]]:
-    base = make_searcher(resolved, gpu)
-    knob_fixes: list[tuple[float, Fix]] = []
-    for knob, space in _freed(base.space, resolved):
-        found = Searcher(space, base.memory, base.budget, base.virtual_stages).at(count).best
+def _first_fit(step: Step, carried: list[Step], trials: _Trials
+               ) -> tuple[list[Step], Candidate] | None:
+    """The step alone, else on top of the cheap knobs carried, else on top of every step
+    carried."""
+    cheap = [c for c in carried if c.job is None]
+    tries = [[step]]
+    for base in (cheap, carried):
+        if base and [*base, step] not in tries:
+            tries.append([*base, step])
+    for used in tries:
+        found = trials.best(used)
         if found is not None:
-            knob_fixes.append((found.step_time, Fix(
-                _change(knob, resolved, found), count, gpu.id, found.total_bytes,
-                f"relative step time {found.step_time:.2f} ({found.slowdowns()})")))
-    fixes = [f for _, f in sorted(knob_fixes, key=lambda t: t[0])]
-    hardware: list[tuple[float, Fix]] = []
+            return used, found
+    return None
+
+
+def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
+              fleet: tuple[Gpu, ...], loss_share: float) -> tuple[Fix | None, list[Fix]]:
+    """The fix and the next best two for ``count`` GPUs of ``gpu`` that fall short;
+    ``loss_share``: the logits' share of the leanest layout's peak."""
+    trials = _Trials(resolved, gpu, count)
+    fixes: list[Fix] = []
+    carried: list[Step] = []
+    for step in [*knob_steps(resolved), *job_steps(resolved, loss_share)]:
+        hit = _first_fit(step, carried, trials)
+        if hit is not None:
+            fixes.append(_fix(*hit, trials))
+        if step.carries:
+            carried.append(step)
     if min_gpus is not None:
-        price = (gpu.price_per_gpu_hour_usd or 0.0) * min_gpus
-        hardware.append((price, Fix(
-            f"{min_gpus} GPUs instead of {count} ({min_gpus - count:+d})",
-            min_gpus, gpu.id, None, _per_hour(gpu, min_gpus))))
-    bigger = sorted((g for g in all_gpus() if g.memory_bytes_usable > gpu.memory_bytes_usable),
-                    key=lambda g: (g.price_per_gpu_hour_usd is None,
-                                   g.price_per_gpu_hour_usd or 0.0, g.memory_bytes_usable))
-    vendors: set[str] = set()  # the cheapest bigger GPU that fits, and the same vendor's
-    for other in bigger:
-        if other.vendor in vendors or (vendors and other.vendor != gpu.vendor):
+        fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
+                         f"{hourly_price(gpu, min_gpus)} (+{min_gpus - count} GPUs)",
+                         "more_gpus", {"gpu_count": min_gpus}))
+    fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
+    return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
+
+
+def other_gpus(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...], gpus: int) -> list[Fix]:
+    """The fleet's other GPU types on which the job fits in no more nodes than ``gpus`` of
+    ``gpu`` take (one node at least), cheapest per hour first."""
+    nodes = max(1, node_count(gpus, gpu.gpus_per_node))
+    found: list[tuple[float, Fix]] = []
+    for other in fleet:
+        if other.id == gpu.id:
             continue
-        space = build_space(resolved, other)
-        found = Searcher(space, base.memory, budget_bytes(resolved, other),
-                         base.virtual_stages).at(count).best
-        if found is not None:
-            price = (other.price_per_gpu_hour_usd or float("inf")) * count
-            hardware.append((price, Fix(f"{count}x {other.name} instead ({found.layout.describe()})",
-                                        count, other.id, found.total_bytes,
-                                        _per_hour(other, count))))
-            vendors.add(other.vendor)
-            if gpu.vendor in vendors:
-                break
-    fixes += [f for _, f in sorted(hardware, key=lambda t: t[0])]
-    if not resolved.pinned("offload"):
-        space = replace(base.space, offloads=ALL_OFFLOAD)
-        found = Searcher(space, base.memory, base.budget, base.virtual_stages).at(count).best
-        if found is not None:
-            host = offloaded_bytes(base.memory.job(found.layout))
-            fixes.append(Fix(f"CPU offload ({found.layout.describe()})", count, gpu.id,
-                             found.total_bytes,
-                             f"slow: optimizer steps on the CPU over PCIe (relative step time "
-                             f"{found.step_time:.2f}); {gb(host)} of CPU memory per GPU"))
-    return (fixes[0] if fixes else None), fixes[1:]
-
-
-def _per_hour(gpu: Gpu, count: int) -> str:
-    if gpu.price_per_gpu_hour_usd is None:
-        return "no catalog price"
-    return f"~${gpu.price_per_gpu_hour_usd * count:,.2f} per hour at catalog prices"
+        searcher = make_searcher(resolved, other)
+        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget))
+        if hit is None or hit.best is None:
+            continue
+        n = hit.best.layout.gpus
+        if node_count(n, searcher.space.gpus_per_node) > nodes:
+            continue
+        price = (other.price_per_gpu_hour_usd or float("inf")) * n
+        found.append((price, Fix(f"{n}x {other.name} ({hit.best.layout.describe()})", n,
+                                 other.id, hit.best.total_bytes, hourly_price(other, n),
+                                 "other_gpu", {"gpu": other.id, "gpu_count": n})))
+    return [fix for _, fix in sorted(found, key=lambda t: t[0])]

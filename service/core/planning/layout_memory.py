@@ -18,6 +18,7 @@ from service.core.job.spec import Job, Offload, Parallelism, Recompute
 from service.core.memory.breakdown import Estimate
 from service.core.memory.training_memory import training_estimate
 from service.core.planning.plan_types import Layout
+from service.core.planning.stacks import layout_stack
 
 StatesKey = tuple[int, int, int, int, int, str]
 ActsKey = tuple[int, int, int, bool, int, str, int]
@@ -56,7 +57,8 @@ class MemoryModel:
         return replace(base, parallel=par, recompute=cast(Recompute, layout.recompute),
                        micro_batch=layout.micro_batch, global_batch=layout.global_batch,
                        offload=cast(Offload, layout.offload),
-                       activation_model=self.act_model(layout))
+                       activation_model=self.act_model(layout),
+                       framework=layout_stack(self.resolved, layout))
 
     def _overhead_job(self, gpus: int) -> Job:
         """The overhead depends on the layout only through one GPU or several (NCCL)."""

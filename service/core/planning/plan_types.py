@@ -5,7 +5,7 @@ Plain immutable data: the planner builds it once; the report turns it into text 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.core.compute.time_cost import TimeAndCost
 from service.core.hardware.gpus import Gpu
@@ -81,15 +81,25 @@ class Alternative:
     reason: str
 
 
+def hourly_price(gpu: Gpu, count: int) -> str:
+    """What ``count`` GPUs of ``gpu`` cost per hour at the catalog's price, in words."""
+    if gpu.price_per_gpu_hour_usd is None:
+        return "no catalog price"
+    return f"~${gpu.price_per_gpu_hour_usd * count:,.2f}/h at catalog prices"
+
+
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """A change that makes the job fit: what to change, and what it costs."""
+    """A change that makes the job fit: what to change, what it costs (``note``: step time,
+    quality or money), and the request fields that make it (``changes``)."""
 
     change: str
     gpus: int
     gpu_id: str
     total_bytes: int | None
     note: str
+    kind: str = "knob"  # knob (same GPUs) | more_gpus | other_gpu | serving
+    changes: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +179,7 @@ class Plan:
     compute: TimeAndCost | None = None
     fits_on: tuple[FitsOnRow, ...] = ()
     serving: ServingFit | None = None
+    stack: str = ""  # the software the layout is for (stacks.py)
     assumptions: tuple[Assumption, ...] = ()
 
     @property

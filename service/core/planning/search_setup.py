@@ -14,6 +14,7 @@ from service.core.planning.layouts import (
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
+from service.core.planning.stacks import stated_stack
 
 ALL_ZERO = (0, 1, 2, 3)
 ALL_RECOMPUTE = ("none", "selective", "full")
@@ -33,9 +34,11 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
     par, pinned = job.parallel, resolved.pinned
     node = per_node(resolved, gpu)
     domain = min(gpu.nvlink_domain, node)
-    # HF Trainer / accelerate without Megatron (framework "hf") has no tensor or pipeline
-    # parallelism: only data parallelism with ZeRO/FSDP sharding.
-    data_parallel_only = job.framework == "hf"
+    stack = stated_stack(resolved)
+    # the Trainer and DeepSpeed run data parallelism only (ZeRO/FSDP sharding), as does every
+    # adapter stack: bitsandbytes 4-bit layers have no tensor parallelism
+    data_parallel_only = stack is not None and not stack.model_parallel
+    zero_stages = stack.zero_stages if stack is not None else ALL_ZERO
     return SearchSpace(
         arch=arch, seq_len=job.seq_len, global_batch=job.global_batch,
         nvlink_domain=domain, gpus_per_node=node,
@@ -45,7 +48,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         cps=(par.cp,) if pinned("cp") else
         ((1,) if data_parallel_only else context_parallel_sizes(job.seq_len)),
         eps=(par.ep,) if pinned("ep") else None,
-        zero_stages=(par.zero_stage,) if pinned("zero_stage") else ALL_ZERO,
+        zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages,
         recomputes=(job.recompute,) if pinned("recompute") else ALL_RECOMPUTE,
         micro_batches=(job.micro_batch,) if pinned("micro_batch") else None,
         offloads=offloads or ((job.offload,) if pinned("offload") else ("none",)),

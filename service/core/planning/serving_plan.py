@@ -21,7 +21,8 @@ from service.core.memory.serving import ServingBudget
 from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share, serving_tp_ok
 from service.core.planning.layouts import divisors, node_count
-from service.core.planning.plan_types import Plan, ServingFit
+from service.core.planning.plan_types import Fix, Plan, ServingFit
+from service.core.planning.serving_fixes import serving_fixes
 from service.core.units import gb
 
 MAX_SERVING_GPUS = 4096
@@ -83,7 +84,9 @@ def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
     return None, miss
 
 
-def plan_serving(resolved: ResolvedJob, gpu: Gpu) -> Plan:
+def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -> Plan:
+    """The fewest GPUs for the asked sequences, or the given count and, when it falls short,
+    the fixes (``serving_fixes.py``); ``fleet``: the GPU types a fix may move to."""
     job = replace(resolved.job, gpu=gpu)
     per_node = resolved.gpus_per_node if resolved.pinned("gpus_per_node") else gpu.gpus_per_node
     budget = serving_budget(resolved)
@@ -107,9 +110,22 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu) -> Plan:
                                 budget)
     shortfall = None if chosen.fits else \
         chosen.kv_per_sequence_bytes * chosen.sequences - chosen.kv_budget_bytes
+    fix: Fix | None = None
+    others: list[Fix] = []
+    if not chosen.fits:
+        fix, others = serving_fixes(
+            job, gpu, chosen, plan.min_gpus, fleet,
+            lambda j, g, tp, pp: evaluate(j, g, tp, pp, per_node, budget),
+            lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated_tp)[0])
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
+                   stack=_serving_stack(resolved),
                    why=tuple(_why(chosen, miss if count is None else None, job, gpu, budget)),
-                   shortfall_bytes=shortfall)
+                   shortfall_bytes=shortfall, fix=fix, other_fixes=tuple(others))
+
+
+def _serving_stack(resolved: ResolvedJob) -> str:
+    """vLLM unless the request named SGLang or Hugging Face ``generate``."""
+    return resolved.job.framework if resolved.job.framework in ("hf", "sglang") else "vllm"
 
 
 def _assumptions(budget: ServingBudget, gpu: Gpu) -> tuple[Assumption, ...]:

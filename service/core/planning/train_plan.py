@@ -13,12 +13,15 @@ from service.core.compute.time_cost import time_and_cost
 from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default, derived
 from service.core.job.resolve import ResolvedJob
+from service.core.memory.breakdown import Estimate
+from service.core.memory.transients import LOSS_SOURCE
 from service.core.planning.explain import alternatives, why_lines
 from service.core.planning.fixes import fixes_for
 from service.core.planning.layouts import counts_ok
 from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search import MAX_GPUS, CountResult, Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
+from service.core.planning.stacks import layout_stack, stack_assumption
 from service.core.units import gb
 
 
@@ -27,8 +30,10 @@ def search_fewest(searcher: Searcher) -> tuple[CountResult | None, CountResult |
     return fewest(searcher, lower)
 
 
-def plan_training(resolved: ResolvedJob, gpu: Gpu, with_fixes: bool = True) -> Plan:
-    """The fewest GPUs (no count given) or the best layout on the given count."""
+def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
+                  with_fixes: bool = True) -> Plan:
+    """The fewest GPUs (no count given) or the best layout on the given count; ``fleet``: the
+    GPU types a fix may move to."""
     searcher = make_searcher(resolved, gpu)
     count = resolved.given_gpus
     hit, miss = search_fewest(searcher)
@@ -51,7 +56,10 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, with_fixes: bool = True) -> P
             notes += compute.assumptions
         if count is None:
             notes += _chosen(resolved, best.layout, estimate.job.activation_model)
+        stack = layout_stack(resolved, best.layout)
+        notes += [a for a in (stack_assumption(resolved, stack),) if a is not None]
         return replace(base, fits=True, gpus=best.layout.gpus, layout=best.layout,
+                    stack=stack,
                     step_time=best.step_time, estimate=estimate,
                     why=tuple(why_lines(searcher, best, chosen, miss if count is None else None,
                                         estimate, count is None)),
@@ -71,13 +79,27 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, with_fixes: bool = True) -> P
             why.append(f"e.g. on {miss.gpus:,} GPUs the leanest layout "
                        f"({miss.leanest.layout.describe()}, {miss.leanest.layout.shape()}) "
                        f"needs {gb(miss.leanest.total_bytes)} per GPU")
-    fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None)
+    lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
+    fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None, fleet,
+                             loss_share(lean_estimate))
                    if with_fixes and count is not None else (None, ()))
+    stack = layout_stack(resolved, lean.layout) if lean is not None else ""
+    if stack:
+        notes += [a for a in (stack_assumption(resolved, stack),) if a is not None]
     return replace(base, gpus=count,
                 layout=lean.layout if lean is not None else None,
-                estimate=searcher.memory.estimate(lean.layout) if lean is not None else None,
+                stack=stack,
+                estimate=lean_estimate,
                 shortfall_bytes=lean.total_bytes - searcher.budget if lean is not None else None,
                 why=tuple(why), fix=fix, other_fixes=tuple(others), assumptions=tuple(notes))
+
+
+def loss_share(estimate: Estimate | None) -> float:
+    """The share of the peak the loss's logits buffers take (a chunked loss removes them)."""
+    if estimate is None or not estimate.total_bytes:
+        return 0.0
+    logits = sum(c.bytes for c in estimate.components if c.source == LOSS_SOURCE)
+    return logits / estimate.total_bytes
 
 
 def _chosen(resolved: ResolvedJob, layout: Layout, activation_model: str) -> list[Assumption]:
@@ -92,8 +114,9 @@ def _chosen(resolved: ResolvedJob, layout: Layout, activation_model: str) -> lis
             out.append(derived(field, value, why, minor=field in ("tp", "pp", "cp", "ep")
                                and value == 1))
     if not resolved.pinned("activation_model"):
-        out.append(derived("activation_model", activation_model, "by layout: Megatron-LM "
-                           "kernels with TP or PP, else Hugging Face modules", minor=True))
+        out.append(derived("activation_model", activation_model, "the stack's modules: "
+                           "Megatron-LM kernels with TP or PP, else Hugging Face modules",
+                           minor=True))
     return out
 
 

@@ -1,0 +1,146 @@
+"""Serving that does not fit the given GPUs: what an engineer changes first, and its cost.
+
+1. weight quantization: fp8 where the GPU computes in fp8, else (or then) AWQ/GPTQ int4;
+2. an fp8 KV cache;
+3. fewer sequences at once (the rest wait), or a shorter context for the asked sequences;
+4. more GPUs of the same type; 5. other GPU types the team has (``fleet``), in no more nodes.
+Each change is tried alone, then on top of the ones before it (an engineer who quantizes the
+weights keeps that when also quantizing the KV cache); the first that fits is the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from service.core.hardware.gpus import Gpu
+from service.core.job.spec import Job
+from service.core.model.formats import QUANT_BITS
+from service.core.planning.layouts import node_count
+from service.core.planning.plan_types import Fix, ServingFit, hourly_price
+
+Evaluate = Callable[[Job, Gpu, int, int], ServingFit]
+Fewest = Callable[[Job, Gpu], ServingFit | None]
+SHOWN_FIXES = 3
+QUALITY_INT4 = "4-bit weights: about 1 point lower on benchmarks (AWQ, GPTQ papers)"
+QUALITY_FP8 = "fp8 weights: near-lossless (fp8 E4M3 with per-channel scales)"
+QUALITY_KV = "fp8 KV cache: a small quality cost (vLLM --kv-cache-dtype fp8)"
+
+
+@dataclass(frozen=True, slots=True)
+class ServingStep:
+    what: str
+    changes: dict[str, object]
+    cost: str
+    job: Callable[[Job], Job]
+
+
+def serving_steps(job: Job, gpu: Gpu) -> Iterator[ServingStep]:
+    bits = QUANT_BITS[job.quantization]
+    if bits > 8 and gpu.fp8_dense_tflops is not None:
+        yield ServingStep("fp8 weights", {"quantization": "fp8"}, QUALITY_FP8,
+                          lambda j: replace(j, quantization="fp8"))
+    if bits > 4.5:
+        yield ServingStep("AWQ int4 weights", {"quantization": "awq"}, QUALITY_INT4,
+                          lambda j: replace(j, quantization="awq"))
+    if job.kv_cache_dtype in ("auto", "bf16", "fp16", "fp32"):
+        yield ServingStep("fp8 KV cache", {"kv_cache_dtype": "fp8"}, QUALITY_KV,
+                          lambda j: replace(j, kv_cache_dtype="fp8"))
+
+
+def _apply(job: Job, steps: list[ServingStep]) -> Job:
+    for step in steps:
+        job = step.job(job)
+    return job
+
+
+def _fix(steps: list[ServingStep], tail: str, fit: ServingFit, gpu: Gpu, cost: str = "",
+         changes: dict[str, object] | None = None) -> Fix:
+    merged: dict[str, object] = {}
+    for step in steps:
+        merged.update(step.changes)
+    merged.update(changes or {})
+    what = " + ".join([s.what for s in steps] + ([tail] if tail else []))
+    note = "; ".join([s.cost for s in steps] + ([cost] if cost else []))
+    room = f"room for {fit.max_concurrent:,} sequences at {fit.context:,} tokens"
+    return Fix(f"{what}: {room}", fit.gpus, gpu.id, fit.total_bytes, note, "serving", merged)
+
+
+def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
+                  fleet: tuple[Gpu, ...], evaluate: Evaluate,
+                  fewest: Fewest) -> tuple[Fix | None, list[Fix]]:
+    """The fix and the next best two for a serving layout that falls short."""
+    tp, pp = fit.tp, fit.pp
+    fixes: list[Fix] = []
+    carried: list[ServingStep] = []
+    for step in serving_steps(job, gpu):
+        for used in ([step], [*carried, step]) if carried else ([step],):
+            trial = evaluate(_apply(job, used), gpu, tp, pp)
+            if trial.fits:
+                fixes.append(_fix(used, "", trial, gpu))
+                break
+        carried = [c for c in carried if set(c.changes) != set(step.changes)] + [step]
+    bases = _lean_bases(job, gpu)
+    base = next((b for b in bases if evaluate(_apply(job, b), gpu, tp, pp).max_concurrent > 0),
+                None)
+    if base is not None:
+        lean = _apply(job, base)
+        trial = evaluate(lean, gpu, tp, pp)
+        if trial.max_concurrent < job.batch:
+            fixes.append(_fix(base, f"{trial.max_concurrent:,} sequences at once instead of "
+                              f"{job.batch:,}", trial, gpu, "the other requests wait in the "
+                              "queue: lower throughput", {"concurrent": trial.max_concurrent}))
+        context = _longest_context(lean, gpu, tp, pp, evaluate)
+        if context:
+            trial = evaluate(replace(lean, seq_len=context), gpu, tp, pp)
+            fixes.append(_fix(base, f"context cut to {context:,} tokens", trial, gpu,
+                              f"prompts and outputs beyond {context:,} tokens are cut",
+                              {"seq_len": context}))
+    if min_gpus is not None:
+        fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {fit.gpus}", min_gpus, gpu.id, None,
+                         hourly_price(gpu, min_gpus), "more_gpus", {"gpu_count": min_gpus}))
+    fixes += _other_gpus(job, gpu, fleet, fewest, min_gpus or fit.gpus)
+    return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
+
+
+def _lean_bases(job: Job, gpu: Gpu) -> list[list[ServingStep]]:
+    """What fewer sequences or a shorter context are tried on: the job as asked, then fp8
+    weights and KV cache, then int4 weights and an fp8 KV cache (least quality cost first)."""
+    steps = {s.what: s for s in serving_steps(job, gpu)}
+    kv = [steps["fp8 KV cache"]] if "fp8 KV cache" in steps else []
+    bases: list[list[ServingStep]] = [[]]
+    for weights in ("fp8 weights", "AWQ int4 weights"):
+        if weights in steps:
+            bases.append([steps[weights], *kv])
+    return bases
+
+
+def _longest_context(job: Job, gpu: Gpu, tp: int, pp: int, evaluate: Evaluate) -> int:
+    """The longest power-of-two context (at least 1k tokens) that fits the asked sequences."""
+    context = 1 << (job.seq_len.bit_length() - 1)
+    if context == job.seq_len:
+        context //= 2
+    while context >= 1024:
+        if evaluate(replace(job, seq_len=context), gpu, tp, pp).fits:
+            return context
+        context //= 2
+    return 0
+
+
+def _other_gpus(job: Job, gpu: Gpu, fleet: tuple[Gpu, ...], fewest: Fewest,
+                gpus: int) -> list[Fix]:
+    """The fleet's other GPU types that serve the job in no more nodes, cheapest first."""
+    nodes = max(1, node_count(gpus, gpu.gpus_per_node))
+    found: list[tuple[float, Fix]] = []
+    for other in fleet:
+        if other.id == gpu.id:
+            continue
+        fit = fewest(replace(job, gpu=other), other)
+        if fit is None or node_count(fit.gpus, other.gpus_per_node) > nodes:
+            continue
+        price = (other.price_per_gpu_hour_usd or float("inf")) * fit.gpus
+        shape = f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
+        found.append((price, Fix(f"{fit.gpus}x {other.name} ({shape})", fit.gpus, other.id,
+                                 fit.total_bytes, hourly_price(other, fit.gpus), "other_gpu",
+                                 {"gpu": other.id, "gpu_count": fit.gpus})))
+    return [fix for _, fix in sorted(found, key=lambda t: t[0])]
