@@ -93,6 +93,10 @@ class VisionTower:
     frames, RMSNorm blocks with SwiGLU MLPs, a 2x2 patch-merger MLP) or ``llama4``
     (``modeling_llama4``: linear patch embedding, learned positions for one ``image_size`` tile,
     LayerNorm blocks with GELU MLPs, pixel-shuffle adapter MLP, linear projector).
+
+    An image becomes (H/14) x (W/14) / 4 language-model tokens in Qwen2.5-VL (one per 28 x 28
+    pixels after resizing to multiples of 28) and 144 per 336-px tile in Llama 4
+    (``vision.image_tokens``). Only the tower's weights are modelled, not images' activations.
     """
 
     kind: VisionKind
