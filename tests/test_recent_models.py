@@ -282,3 +282,14 @@ def test_invalid_new_blocks_name_the_field(changes: dict[str, Any], field: str) 
     with pytest.raises(InvalidInput) as err:
         Architecture.from_dict({**base, **changes})
     assert err.value.field == field
+
+
+def test_state_space_hybrids_are_refused_not_read_as_llama() -> None:
+    nemotron_h = {"model_type": "nemotron_h", "hidden_size": 4096, "num_hidden_layers": 52,
+                  "num_attention_heads": 32, "intermediate_size": 21504, "vocab_size": 131072,
+                  "mamba_num_heads": 128, "ssm_state_size": 128,
+                  "hybrid_override_pattern": "M-M-M-MM-M-M*-"}
+    with pytest.raises(InvalidInput) as err:
+        architecture_from_hf_config(nemotron_h)
+    assert err.value.field in ("ssm_state_size", "mamba_num_heads", "hybrid_override_pattern")
+    assert "not model" in err.value.message

@@ -112,6 +112,13 @@ _HF_KEYS = frozenset(
     )
 )
 _LAYER_KEYS = ("num_hidden_layers", "n_layer")
+# Keys of state-space (Mamba) and other recurrent hybrids whose layers are not modelled
+# (Jamba, Nemotron-H, Granite 4.0-H, Falcon-H1, Zamba2, Bamba, Kimi Linear): such a config is
+# refused rather than read as a Llama whose every layer is attention.
+_UNMODELLED_KEYS = (
+    "ssm_state_size", "mamba_d_state", "mamba_num_heads", "mamba_n_heads", "mamba_expand",
+    "hybrid_override_pattern", "layers_block_type", "attn_layer_period", "linear_attn_config",
+)
 
 
 def looks_like_hf_config(data: object) -> bool:
@@ -137,6 +144,7 @@ def architecture_from_hf_config(config: dict[str, Any]) -> Architecture:
     kind = _model_type(body, config, prefix)
     builder = _BUILDERS.get(kind) if kind else None
     if builder is None:
+        _refuse_unmodelled(reader, kind)
         missing = [reader.key(key) for key in _LLAMA_KEYS if not reader.has(key)]
         if missing:
             shown = f"model_type {kind!r} is not supported" if kind else "no model_type given"
@@ -146,6 +154,18 @@ def architecture_from_hf_config(config: dict[str, Any]) -> Architecture:
     family = _FAMILY.get(kind, kind) if builder is _BUILDERS.get(kind) else "llama"
     fields = builder(reader) | {"family": family} | vision_tower(config, family)
     return fam.make(reader, fields, _name(config, kind))
+
+
+def _refuse_unmodelled(reader: ConfigReader, kind: str) -> None:
+    for key in _UNMODELLED_KEYS:
+        if key in reader.config:
+            shown = f"model_type {kind!r}" if kind else "this config"
+            raise InvalidInput(
+                reader.key(key),
+                f"{shown} has state-space or recurrent layers, which fitcheck does not model yet "
+                "(their per-sequence state and weights would be guessed)",
+                "a transformer config.json; hybrids with Gated DeltaNet layers: model_type "
+                "qwen3_next")
 
 
 def _model_type(body: dict[str, Any], top: dict[str, Any], prefix: str) -> str:
