@@ -50,6 +50,18 @@ def test_catalog_loads_with_the_gpus_people_ask_about() -> None:
         "rtx3090-24gb",
         "rtx4090-24gb",
         "rtx5090-32gb",
+        # issue 16: the GPUs people ask about in 2025-26
+        "h800-80gb",
+        "h20-96gb",
+        "b300-288gb",
+        "gb200-186gb",
+        "rtxpro6000-96gb",
+        "l40-48gb",
+        "rtx3060-12gb",
+        "rtx4080-16gb",
+        "rtx4080super-16gb",
+        "rtx5080-16gb",
+        "mi355x-288gb",
     ):
         assert expected in ids
     assert all(isinstance(gpu, Gpu) for gpu in all_gpus())
@@ -90,7 +102,12 @@ def test_every_figure_is_present_positive_and_sourced() -> None:
         if gpu.fp8_dense_tflops is not None:
             assert gpu.fp8_dense_tflops >= gpu.fp16_dense_tflops
         assert gpu.memory_bandwidth_gbps > 0 and gpu.intra_node_bandwidth_gbps > 0
-        assert 1 <= gpu.nvlink_domain <= gpu.gpus_per_node <= 8
+        assert 1 <= gpu.gpus_per_node <= 8
+        # A rack-scale NVLink domain (GB200 NVL72: 72 GPUs over 18 four-GPU trays) is wider than
+        # a node; everywhere else the domain fits in one server.
+        rack_scale = gpu.nvlink_domain == 72 and gpu.interconnect == "nvlink"
+        assert gpu.nvlink_domain >= 1
+        assert rack_scale or gpu.nvlink_domain <= gpu.gpus_per_node, gpu.id
         assert 0.2 <= gpu.default_mfu <= 0.5
         assert gpu.price_per_gpu_hour_usd is None or 0.1 < gpu.price_per_gpu_hour_usd < 20
         assert gpu.price_note and gpu.mfu_note and gpu.flops_note and gpu.topology_note
@@ -173,6 +190,32 @@ def test_each_family_default_is_claimed_once() -> None:
         ("a6000", "rtxa6000-48gb"),
         ("RTX 6000 Ada Generation", "rtx6000ada-48gb"),
         ("  Rtx-6000 ADA  ", "rtx6000ada-48gb"),
+        # Names that sit next to an older card's: each must reach its own card.
+        ("L40", "l40-48gb"),
+        ("l40 48gb", "l40-48gb"),
+        ("H20", "h20-96gb"),
+        ("nvidia h20", "h20-96gb"),
+        ("H200 SXM", "h200-141gb"),
+        ("4080", "rtx4080-16gb"),
+        ("RTX 4080", "rtx4080-16gb"),
+        ("4080 super", "rtx4080super-16gb"),
+        ("RTX 4080 SUPER", "rtx4080super-16gb"),
+        ("4080S", "rtx4080super-16gb"),
+        ("rtx pro 6000", "rtxpro6000-96gb"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtxpro6000-96gb"),
+        ("RTX 6000 Ada", "rtx6000ada-48gb"),
+        ("3060 12gb", "rtx3060-12gb"),
+        ("RTX 3060", "rtx3060-12gb"),
+        ("h800", "h800-80gb"),
+        ("H800s", "h800-80gb"),
+        ("b300", "b300-288gb"),
+        ("NVIDIA B300 SXM6 AC", "b300-288gb"),
+        ("B200", "b200-180gb"),
+        ("gb200", "gb200-186gb"),
+        ("GB200 NVL72", "gb200-186gb"),
+        ("rtx 5080", "rtx5080-16gb"),
+        ("mi355x", "mi355x-288gb"),
+        ("AMD Instinct MI355X", "mi355x-288gb"),
     ],
 )
 def test_find_gpu_accepts_realistic_spellings(text: str, expected: str) -> None:
@@ -184,8 +227,9 @@ def test_find_gpu_accepts_realistic_spellings(text: str, expected: str) -> None:
     [
         ("a100 90gb", "a100-80gb"),
         ("h1000", "h100-80gb"),
-        ("rtx 4080", "rtx4090-24gb"),
-        ("L40", "l40s-48gb"),
+        ("rtx 4070", "rtx4080-16gb"),
+        ("L20", "h20-96gb"),
+        ("gb300", "b300-288gb"),
         ("mi300a", "mi300x-192gb"),
         ("h100 64gb", "h100-80gb"),
     ],
@@ -229,6 +273,27 @@ def test_datasheet_spot_checks() -> None:
     assert find_gpu("4090").bf16_dense_tflops == pytest.approx(165.2)
     assert find_gpu("4090").interconnect == "pcie" and find_gpu("4090").nvlink_domain == 1
     assert find_gpu("v100").bf16_dense_tflops is None
+
+
+def test_new_gpu_datasheet_spot_checks() -> None:
+    h800, h20 = find_gpu("h800"), find_gpu("h20")
+    assert h800.bf16_dense_tflops == find_gpu("h100").bf16_dense_tflops  # same tensor cores
+    assert h800.intra_node_bandwidth_gbps == 400  # NVLink cut from 900 GB/s
+    assert h20.bf16_dense_tflops == 148 and h20.fp8_dense_tflops == 296  # H20 spec sheet
+    assert h20.memory_bytes_as_sold == 96 * GIB and h20.memory_bandwidth_gbps == 4000
+    assert find_gpu("l40").bf16_dense_tflops == pytest.approx(181.05)  # L40 datasheet
+    assert find_gpu("l40s").bf16_dense_tflops == pytest.approx(2 * 181.05, rel=0.01)
+    assert find_gpu("b300").memory_bytes_as_sold == 288 * GIB
+    gb200 = find_gpu("gb200")
+    assert gb200.nvlink_domain == 72 and gb200.gpus_per_node == 4
+    assert find_gpu("rtx pro 6000").memory_bytes_as_sold == 96 * GIB
+    assert find_gpu("3060").memory_bytes_as_sold == 12 * GIB
+    # HIP OOM messages on gfx950: "total capacity of 287.98 GiB"
+    assert abs(find_gpu("mi355x").memory_bytes_usable - 287.98 * GIB) < 0.01 * GIB
+    for name in ("h800", "h20", "b300", "gb200", "rtx pro 6000", "l40", "3060", "4080", "5080",
+                 "mi355x"):
+        gpu = find_gpu(name)
+        assert gpu.sources and gpu.memory_note and gpu.flops_note, name
 
 
 def test_peak_flops_and_fallbacks() -> None:

@@ -61,6 +61,19 @@ PUBLISHED_TOTALS: list[tuple[str, float, str]] = [
     ("deepseek-v2-lite", 15.7e9, "DeepSeek-V2 report (2024): V2-Lite 15.7B total"),
     ("olmo-2-7b", 7.30e9, "hub allenai/OLMo-2-1124-7B: 7.3B"),
     ("starcoder2-3b", 3.03e9, "hub bigcode/starcoder2-3b: 3.03B"),
+    # DeepSeek-R1 and V3.1 keep V3's architecture; their hub totals add the MTP layer.
+    ("deepseek-r1", 671e9, "DeepSeek-R1 model card: 671B total, 37B activated"),
+    ("deepseek-v3.1", 671e9, "DeepSeek-V3.1 model card: 671B total, 37B activated"),
+    ("kimi-k2", 1_026_408_235_864, "hub moonshotai/Kimi-K2-Instruct safetensors total (card: 1T)"),
+    ("gpt-oss-120b", 116_829_156_672, "hub openai/gpt-oss-120b; model card 116.83B"),
+    ("gpt-oss-20b", 20_914_757_184, "hub openai/gpt-oss-20b; model card 20.91B"),
+    ("qwen3-coder-480b-a35b", 480e9, "Qwen3-Coder-480B-A35B model card: 480B total"),
+    ("qwen3-next-80b-a3b", 80e9, "Qwen3-Next-80B-A3B model card: 80B total (hub 81.32B adds MTP)"),
+    ("qwen2.5-vl-7b", 8_292_166_656, "hub Qwen/Qwen2.5-VL-7B-Instruct: 8,292,166,656 (vision incl.)"),
+    ("llama-4-scout", 108_641_793_536, "hub meta-llama/Llama-4-Scout-17B-16E-Instruct (vision incl.)"),
+    # The hub's 110,468,824,832 adds the MTP layer and its embedding and head copies; INTELLECT-3
+    # (same architecture, no MTP layer) is 106,852,251,264 on the hub.
+    ("glm-4.5-air", 106_852_251_264, "hub PrimeIntellect/INTELLECT-3 (GLM-4.5-Air shape, no MTP)"),
 ]
 
 # Published activated parameters. They come to two or three significant figures, and labs
@@ -71,6 +84,10 @@ PUBLISHED_ACTIVE: list[tuple[str, float, float, str]] = [
     ("qwen1.5-moe-a2.7b", 2.7e9, 0.005, "Qwen1.5-MoE-A2.7B model card: 2.7B activated"),
     ("qwen3-30b-a3b", 3.3e9, 0.02, "Qwen3-30B-A3B model card: 3.3B activated"),
     ("deepseek-v3", 37e9, 0.02, "DeepSeek-V3 report: 37B activated per token"),
+    ("deepseek-r1", 37e9, 0.02, "DeepSeek-R1 model card: 37B activated"),
+    ("kimi-k2", 32e9, 0.03, "Kimi K2 model card: 32B activated"),
+    ("qwen3-coder-480b-a35b", 35e9, 0.02, "Qwen3-Coder model card: 35B activated"),
+    ("llama-4-scout", 17e9, 0.02, "Llama 4 model card: 17B activated"),
 ]
 
 

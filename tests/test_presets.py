@@ -32,14 +32,23 @@ PRESETS = all_presets()
 BY_ID = {p.id: p for p in PRESETS}
 PRESET_KEYS = [p.id for p in PRESETS]
 
-# Published active counts that are given to two significant figures, and not always by the
-# same convention, so they are checked at the precision they were published with:
-# (leave the input embedding table out?, why).
-ACTIVE_AT_PUBLISHED_PRECISION: dict[str, tuple[bool, str]] = {
-    "deepseek-v3": (True, "paper's 37B leaves out the input embedding (36.63B without it)"),
-    "deepseek-v2-lite": (True, "paper's 2.4B leaves out the input embedding (2.45B)"),
-    "qwen3-30b-a3b": (False, "model card truncates 3.35B to 3.3B"),
-    "qwen2-57b-a14b": (False, "the name rounds 14.25B to 14B"),
+# Published active counts that are given to two or three significant figures, and not always by
+# the same convention, so they are checked at the precision they were published with:
+# (how many vocab x hidden tables the figure leaves out: 0, the input embedding 1, both 2; why).
+ACTIVE_AT_PUBLISHED_PRECISION: dict[str, tuple[int, str]] = {
+    "deepseek-v3": (1, "paper's 37B leaves out the input embedding (36.63B without it)"),
+    "deepseek-v2-lite": (1, "paper's 2.4B leaves out the input embedding (2.45B)"),
+    "qwen3-30b-a3b": (0, "model card truncates 3.35B to 3.3B"),
+    "qwen2-57b-a14b": (0, "the name rounds 14.25B to 14B"),
+    "gpt-oss-120b": (1, "model card's 5.13B counts the unembedding, not the embedding (5.133B)"),
+    "gpt-oss-20b": (1, "model card's 3.61B counts the unembedding, not the embedding (3.608B)"),
+    "llama-4-scout": (0, "model card rounds 17.17B to 17B"),
+    "llama-4-maverick": (0, "model card rounds 17.18B to 17B"),
+    "kimi-k2": (0, "model card truncates 32.86B to 32B"),
+    "glm-4.5": (2, "report's 32B leaves out embedding and head (32.08B)"),
+    "glm-4.5-air": (2, "report's 12B leaves out embedding and head (12.18B)"),
+    "qwen3-coder-480b-a35b": (0, "model card rounds 35.47B to 35B"),
+    "qwen3-next-80b-a3b": (0, "model card truncates 3.87B to 3B"),
 }
 
 
@@ -68,6 +77,7 @@ MODEL_FIELDS = {
     "id", "name", "hf_repo", "aliases", "published_params", "published_active_params",
     "params_source", "arch",
 }  # fmt: skip
+OPTIONAL_FIELDS = {"weight_format"}  # absent: a bf16 checkpoint
 
 
 def test_data_files_load_with_from_dict() -> None:
@@ -76,7 +86,7 @@ def test_data_files_load_with_from_dict() -> None:
     for name, document in files:
         assert set(document) == {"models"}, name
         for model in document["models"]:
-            assert set(model) == MODEL_FIELDS, (name, model.get("id"))
+            assert MODEL_FIELDS <= set(model) <= MODEL_FIELDS | OPTIONAL_FIELDS, (name, model.get("id"))
             arch = Architecture.from_dict(model["arch"])
             assert parameter_count(arch) > 0
             assert model["id"] == model["id"].lower() and " " not in model["id"]
@@ -109,9 +119,8 @@ def test_active_parameter_count_matches_published(preset_id: str) -> None:
     assert published is not None and preset.arch.moe is not None
     computed = active_parameter_count(preset.arch)
     if preset_id in ACTIVE_AT_PUBLISHED_PRECISION:
-        without_embedding, why = ACTIVE_AT_PUBLISHED_PRECISION[preset_id]
-        if without_embedding:
-            computed -= preset.arch.vocab * preset.arch.hidden
+        tables_left_out, why = ACTIVE_AT_PUBLISHED_PRECISION[preset_id]
+        computed -= tables_left_out * preset.arch.vocab * preset.arch.hidden
         assert _agrees_at_precision(computed, published), f"{preset_id} ({why}): {computed:,}"
     else:
         assert abs(computed - published) / published <= 0.01, f"{preset_id}: {computed:,}"
@@ -202,6 +211,30 @@ def test_names_do_not_collide_between_presets() -> None:
         ("microsoft/Phi-3-mini-128k-instruct", "phi-3-mini-128k"),
         ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"),
         ("DeepSeek R1", "deepseek-v3"),
+        ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"),
+        ("DeepSeek-V3.1-Terminus", "deepseek-v3"),
+        ("openai/gpt-oss-120b", "gpt-oss-120b"),
+        ("gpt-oss 20b", "gpt-oss-20b"),
+        ("GPT-OSS-120B", "gpt-oss-120b"),
+        ("Llama 4 Scout", "llama-4-scout"),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"),
+        ("llama4 maverick", "llama-4-maverick"),
+        ("Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
+        ("moonshotai/Kimi-K2-Instruct", "kimi-k2"),
+        ("Kimi-K2-Instruct-0905", "kimi-k2"),
+        ("kimi k2", "kimi-k2"),
+        ("GLM-4.5", "glm-4.5"),
+        ("glm 4.5 air", "glm-4.5-air"),
+        ("zai-org/GLM-4.5-Air-FP8", "glm-4.5-air"),
+        ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "qwen3-coder-480b-a35b"),
+        ("qwen3 coder", "qwen3-coder-480b-a35b"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3-next-80b-a3b"),
+        ("qwen3-next", "qwen3-next-80b-a3b"),
+        ("mistral large 2", "mistral-large-2"),
+        ("mistralai/Mistral-Large-Instruct-2407", "mistral-large-2"),
+        ("Qwen/Qwen2.5-VL-7B-Instruct", "qwen2.5-vl-7b"),
+        ("qwen2.5-vl-72b-instruct", "qwen2.5-vl-72b"),
+        ("Qwen2.5 VL 32B", "qwen2.5-vl-32b"),
         ("GPT-2 XL", "gpt2-xl"),
         ("gpt-3", "gpt-3-175b"),
         ("EleutherAI/pythia-6.9b-deduped", "pythia-6.9b"),

@@ -112,3 +112,27 @@ def test_a_stated_tensor_parallel_size_stays_fixed_in_the_serving_plan() -> None
                                      concurrent=64, tp=4, gpu="h100-80gb"))
     assert plan.fits and plan.serving is not None and plan.serving.tp == 4
     assert plan.gpus == 4 * plan.serving.pp
+
+
+def test_fp8_checkpoints_are_served_in_fp8_unless_asked_otherwise() -> None:
+    """Issue 16: "how many H100s to serve deepseek-v3 at 128k context for 8 users" planned
+    16-bit weights although the checkpoint is fp8 with 128x128 block scales."""
+    base = EstimateRequest(model="deepseek-v3", task="infer", seq_len=131072, concurrent=8,
+                           gpu="h100-80gb")
+    native = compute_answer(base).answer
+    body = answer_dict(native)
+    assumed = {a["field"]: a for a in body["assumptions"]}
+    assert assumed["quantization"]["value"] == "fp8-block"
+    assert assumed["quantization"]["origin"] == "default"
+    sixteen = answer_dict(compute_answer(replace(base, quantization="bf16")).answer)
+    assert body["min_gpus"] < sixteen["min_gpus"]
+    weights = estimate_of(replace(base, gpu=None)).per_gpu_bytes["weights"]
+    assert weights == pytest.approx(serving_weight_bytes(find_preset("deepseek-v3").arch,
+                                                         "fp8-block"))
+
+
+def test_gpt_oss_serves_from_its_mxfp4_checkpoint_on_one_gpu() -> None:
+    est = estimate_of(EstimateRequest(model="gpt-oss-120b", task="infer", seq_len=8192,
+                                      gpu="h100-80gb"))
+    assert est.per_gpu_bytes["weights"] / 2**30 == pytest.approx(60.8, abs=0.05)
+    assert est.fits is True

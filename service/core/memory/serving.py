@@ -3,7 +3,17 @@
 KV cache: 2 x layers x kv_heads x head_dim x tokens x bytes (K and V per layer per token;
 GQA/MQA store kv_heads < heads, Ainslie et al. 2023). MLA caches the compressed latent,
 (kv_lora_rank + rope_dim) per layer per token (DeepSeek-V2 paper, sec. 2.1.2; vLLM and
-SGLang store it so). Sliding-window layers keep at most the window.
+SGLang store it so). Sliding-window layers keep at most the window (gpt-oss: 128 tokens on
+every other layer); Llama 4's chunked-attention layers, read as a window of one chunk, at most
+one chunk (vLLM ``ChunkedLocalAttentionSpec``). Attention sinks add no cache.
+
+Hybrid models (Qwen3-Next): only the attention layers cache K and V; each linear-attention
+(Gated DeltaNet) layer keeps a fixed state per sequence instead, whatever its length: the
+recurrent state value_heads x key_head_dim x value_head_dim and the convolution state
+conv_width x (kernel - 1), in the model's 16-bit dtype (vLLM ``MambaStateShapeCalculator.
+gated_delta_net_state_shape``, ``MambaStateDtypeCalculator``: ``mamba_cache_dtype`` "auto").
+``kv_bytes_per_token`` spreads that fixed state over the context, so that bytes per token x
+context is the sequence's whole cache.
 """
 
 from __future__ import annotations
@@ -18,26 +28,53 @@ from service.core.model.formats import (
     check_kv_dtype,
     check_weight_format,
 )
-from service.core.model.linears import quantizable_linear_params
-from service.core.model.params import parameter_count
+from service.core.model.linears import expert_weight_params, quantizable_linear_params
+from service.core.model.params import mtp_params, parameter_count
+
+WHOLE_MODEL_FORMATS = ("none", "bf16", "fp16", "fp32")
+STATE_BYTES = 2  # linear-attention state in the model's bf16 (vLLM mamba_cache_dtype "auto")
+
+
+def quantized_params(arch: Architecture, quantization: str) -> int:
+    """The parameters a weight format stores at its own bits; the rest stay 16-bit.
+
+    - 16/32-bit formats, and GGUF (whose effective bits already mix all tensors): every weight;
+    - ``mxfp4`` (gpt-oss checkpoints): the routed experts' weight matrices only; attention,
+      router, expert biases, embeddings and head are bf16 (``quantization_config.
+      modules_to_not_convert``);
+    - GPTQ/AWQ/NF4/int8/fp8 and ``fp8-block`` (DeepSeek-V3, Kimi K2 checkpoints): every layer's
+      linear weights, experts included; embeddings, LM head, norms, biases, routers and a vision
+      tower stay 16-bit.
+    """
+    if quantization in WHOLE_MODEL_FORMATS or quantization.startswith("gguf"):
+        return parameter_count(arch)
+    if quantization == "mxfp4":
+        return expert_weight_params(arch)
+    return quantizable_linear_params(arch)
 
 
 def weight_terms(arch: Architecture, quantization: str) -> dict[str, float]:
     """The weights' storage split: ``quantized_params`` at ``bits`` per weight, the rest at
-    ``other_bits``.
-
-    GPTQ/AWQ/NF4/int8/fp8 quantize the layers' linear weights only; embeddings, LM head and
-    norms stay 16-bit. 16/32-bit formats and GGUF (whose effective bits already mix all
-    tensors) apply to every weight.
-    """
+    ``other_bits`` (see ``quantized_params``)."""
     check_weight_format(quantization)
     total = parameter_count(arch)
-    bits = QUANT_BITS[quantization]
-    if quantization in ("none", "bf16", "fp16", "fp32") or quantization.startswith("gguf"):
-        return {"quantized_params": total, "bits": bits, "other_params": 0, "other_bits": 16}
-    linear = quantizable_linear_params(arch)
-    return {"quantized_params": linear, "bits": bits, "other_params": total - linear,
-            "other_bits": 16}
+    quantized = quantized_params(arch, quantization)
+    return {"quantized_params": quantized, "bits": QUANT_BITS[quantization],
+            "other_params": total - quantized, "other_bits": 16}
+
+
+def _weights_note(arch: Architecture, quantization: str) -> str:
+    note = f"{quantization} weights"
+    if quantization == "mxfp4":
+        note += " (routed experts at 4.25 bits, the rest bf16)"
+    elif quantization not in WHOLE_MODEL_FORMATS and not quantization.startswith("gguf"):
+        note += " (layer linears; embeddings, head, norms and routers 16-bit)"
+    if arch.mtp_layers:
+        note += (f"; the {mtp_params(arch) / 1e9:.1f}B-parameter multi-token-prediction layer is "
+                 "not loaded (vLLM/SGLang load it only for MTP speculative decoding)")
+    if arch.vision is not None:
+        note += "; the vision tower's weights are included"
+    return note
 
 
 def serving_weights(arch: Architecture, quantization: str, scale: float = 1.0,
@@ -46,8 +83,8 @@ def serving_weights(arch: Architecture, quantization: str, scale: float = 1.0,
     return component_of(
         "weights", "(quantized_params * bits + other_params * other_bits) / 8 * scale / split",
         {**weight_terms(arch, quantization), "scale": scale, "split": split},
-        "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes (model/formats.py)",
-        f"{quantization} weights")
+        "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes, OCP MXFP4, DeepSeek-V3 "
+        "fp8 128x128 blocks (model/formats.py)", _weights_note(arch, quantization))
 
 
 def serving_weight_bytes(arch: Architecture, quantization: str) -> int:
@@ -55,8 +92,21 @@ def serving_weight_bytes(arch: Architecture, quantization: str) -> int:
     return serving_weights(arch, quantization).bytes
 
 
+def linear_state_bytes(arch: Architecture) -> int:
+    """Fixed per-sequence state of all linear-attention layers (0 without any):
+    layers x (value_heads x key_head_dim x value_head_dim + conv_width x (kernel - 1)) x 2 B.
+    Qwen3-Next-80B: 36 x (32 x 128 x 128 + 8192 x 3) x 2 = 39,518,208 B (37.7 MiB)."""
+    block = arch.linear_attention
+    if block is None:
+        return 0
+    recurrent = block.value_heads * block.key_head_dim * block.value_head_dim
+    conv = block.conv_width * (block.conv_kernel - 1)
+    return arch.linear_attention_layers * (recurrent + conv) * STATE_BYTES
+
+
 def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:
-    """KV cache bytes per token of context, averaged over layers (sliding windows included)."""
+    """KV cache bytes per token of context, averaged over layers (sliding windows included),
+    plus a hybrid model's fixed per-sequence state spread over the context."""
     check_kv_dtype(kv_dtype)
     b = KV_DTYPE_BYTES[kv_dtype]
     if arch.mla is not None:
@@ -68,7 +118,7 @@ def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float
         kept = (1 - window_share) + window_share * arch.sliding_window / context
     else:
         kept = 1.0
-    return arch.layers * per_layer * kept
+    return arch.attention_layers * per_layer * kept + linear_state_bytes(arch) / max(1, context)
 
 
 def kv_cache_bytes(arch: Architecture, kv_dtype: str, context: int, sequences: int) -> int:

@@ -10,42 +10,31 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 from service.core.errors import InvalidInput
+from service.core.model.arch_parts import (
+    MAX_WIDTH,
+    check_int,
+    validate_linear_attention,
+    validate_mla,
+    validate_moe,
+    validate_vision,
+)
+from service.core.model.arch_parts import MLA as MLA
+from service.core.model.arch_parts import LinearAttention as LinearAttention
+from service.core.model.arch_parts import MoE as MoE
+from service.core.model.arch_parts import VisionTower as VisionTower
 
 MlpKind = Literal["gated", "plain"]
 NormKind = Literal["rmsnorm", "layernorm"]
 PositionKind = Literal["rotary", "learned", "alibi"]
 
 MAX_LAYERS = 1_000
-MAX_WIDTH = 1_000_000  # hidden, ffn and head sizes
 MAX_VOCAB = 10_000_000
 MAX_HEADS = 10_000
-MAX_EXPERTS = 100_000
+MAX_MTP_LAYERS = 8
 
-
-@dataclass(frozen=True, slots=True)
-class MoE:
-    """Mixture-of-experts feed-forward layers (Mixtral, Qwen-MoE, DeepSeek)."""
-
-    experts: int
-    experts_per_token: int
-    expert_ffn: int
-    shared_experts: int = 0
-    shared_expert_ffn: int = 0  # per shared expert; 0 means expert_ffn
-    dense_layers: int = 0  # leading layers that keep a dense MLP (DeepSeek first_k_dense_replace)
-    layer_step: int = 1  # every n-th layer after the dense ones is MoE (Qwen2-MoE decoder_sparse_step)
-    router_bias: bool = False  # per-expert bias (DeepSeek-V3 e_score_correction_bias)
-    shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert
-
-
-@dataclass(frozen=True, slots=True)
-class MLA:
-    """DeepSeek multi-head latent attention (DeepSeek-V2/V3)."""
-
-    kv_lora_rank: int
-    qk_nope_head_dim: int
-    qk_rope_head_dim: int
-    v_head_dim: int
-    q_lora_rank: int = 0  # 0: queries projected directly from the hidden state
+_PARTS: dict[str, type[Any]] = {
+    "moe": MoE, "mla": MLA, "linear_attention": LinearAttention, "vision": VisionTower,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +68,14 @@ class Architecture:
     rotary_fraction: float = 1.0  # share of head_dim that is rotated (GPT-NeoX 0.25, Phi-2 0.4)
     attn_softcap: bool = False  # tanh soft-capping of attention logits (Gemma 2)
     final_softcap: bool = False  # tanh soft-capping of the output logits (Gemma 2)
+    attn_sinks: bool = False  # a learned per-head logit in the softmax denominator (gpt-oss)
+    attn_output_gate: bool = False  # q_proj also emits a sigmoid gate on the output (Qwen3-Next)
+    mtp_layers: int = 0  # multi-token-prediction modules, outside the main model's count
     family: str = ""  # Hugging Face model_type: selects its modeling file's quirks (hf profile)
     moe: MoE | None = None
     mla: MLA | None = None
+    linear_attention: LinearAttention | None = None  # hybrid: linear-attention token mixers
+    vision: VisionTower | None = None  # vision-language models: the image encoder
     name: str = field(default="custom", compare=False)
 
     def __post_init__(self) -> None:
@@ -116,6 +110,17 @@ class Architecture:
     def dense_layers(self) -> int:
         return self.layers - self.moe_layers
 
+    @property
+    def attention_layers(self) -> int:
+        """Layers with softmax attention, hence a KV cache (all but hybrid models' linear ones)."""
+        if self.linear_attention is None:
+            return self.layers
+        return self.layers // self.linear_attention.full_attention_interval
+
+    @property
+    def linear_attention_layers(self) -> int:
+        return self.layers - self.attention_layers
+
     def with_changes(self, **changes: Any) -> Architecture:
         return replace(self, **changes)
 
@@ -132,10 +137,9 @@ class Architecture:
                 f"arch.{unknown[0]}", "is not an architecture field", ", ".join(sorted(known))
             )
         values = dict(data)
-        if isinstance(values.get("moe"), dict):
-            values["moe"] = _sub(MoE, values["moe"], "moe")
-        if isinstance(values.get("mla"), dict):
-            values["mla"] = _sub(MLA, values["mla"], "mla")
+        for key, kind in _PARTS.items():
+            if isinstance(values.get(key), dict):
+                values[key] = _sub(kind, values[key], key)
         try:
             return cls(**values)
         except TypeError as exc:
@@ -153,25 +157,18 @@ def _sub(kind: type[Any], data: dict[str, Any], prefix: str) -> Any:
         raise InvalidInput(f"arch.{prefix}", str(exc), ", ".join(sorted(known))) from exc
 
 
-def _check_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(name, f"must be a whole number, got {value!r}", f"an integer {low}..{high:,}")
-    if not low <= value <= high:
-        raise InvalidInput(name, f"{value:,} is out of range", f"an integer {low}..{high:,}")
-
-
 def validate(arch: Architecture) -> None:
     """Raise InvalidInput naming the first field whose value cannot describe a real model."""
-    _check_int("arch.layers", arch.layers, 1, MAX_LAYERS)
-    _check_int("arch.hidden", arch.hidden, 1, MAX_WIDTH)
-    _check_int("arch.heads", arch.heads, 1, MAX_HEADS)
-    _check_int("arch.vocab", arch.vocab, 1, MAX_VOCAB)
-    _check_int("arch.ffn", arch.ffn, 0 if arch.moe else 1, MAX_WIDTH)
-    _check_int("arch.kv_heads", arch.kv_heads, 0, MAX_HEADS)
-    _check_int("arch.head_dim", arch.head_dim, 0, MAX_WIDTH)
-    _check_int("arch.norms_per_layer", arch.norms_per_layer, 0, 8)
-    _check_int("arch.max_positions", arch.max_positions, 0, 100_000_000)
-    _check_int("arch.sliding_window", arch.sliding_window, 0, 100_000_000)
+    check_int("arch.layers", arch.layers, 1, MAX_LAYERS)
+    check_int("arch.hidden", arch.hidden, 1, MAX_WIDTH)
+    check_int("arch.heads", arch.heads, 1, MAX_HEADS)
+    check_int("arch.vocab", arch.vocab, 1, MAX_VOCAB)
+    check_int("arch.ffn", arch.ffn, 0 if arch.moe else 1, MAX_WIDTH)
+    check_int("arch.kv_heads", arch.kv_heads, 0, MAX_HEADS)
+    check_int("arch.head_dim", arch.head_dim, 0, MAX_WIDTH)
+    check_int("arch.norms_per_layer", arch.norms_per_layer, 0, 8)
+    check_int("arch.max_positions", arch.max_positions, 0, 100_000_000)
+    check_int("arch.sliding_window", arch.sliding_window, 0, 100_000_000)
     if arch.head_dim == 0 and arch.mla is None and arch.hidden % arch.heads:
         raise InvalidInput(
             "arch.heads",
@@ -203,23 +200,12 @@ def validate(arch: Architecture) -> None:
         raise InvalidInput(
             "arch.sliding_window_layers", f"{arch.sliding_window_layers} is not a fraction", "0..1"
         )
+    check_int("arch.mtp_layers", arch.mtp_layers, 0, MAX_MTP_LAYERS)
     if arch.moe is not None:
-        _validate_moe(arch.moe, arch.layers)
+        validate_moe(arch.moe, arch.layers)
     if arch.mla is not None:
-        _validate_mla(arch.mla)
-
-
-def _validate_moe(moe: MoE, layers: int) -> None:
-    _check_int("arch.moe.experts", moe.experts, 1, MAX_EXPERTS)
-    _check_int("arch.moe.experts_per_token", moe.experts_per_token, 1, moe.experts)
-    _check_int("arch.moe.expert_ffn", moe.expert_ffn, 1, MAX_WIDTH)
-    _check_int("arch.moe.shared_experts", moe.shared_experts, 0, 1_000)
-    _check_int("arch.moe.shared_expert_ffn", moe.shared_expert_ffn, 0, MAX_WIDTH)
-    _check_int("arch.moe.dense_layers", moe.dense_layers, 0, layers - 1)
-    _check_int("arch.moe.layer_step", moe.layer_step, 1, layers)
-
-
-def _validate_mla(mla: MLA) -> None:
-    for name in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
-        _check_int(f"arch.mla.{name}", getattr(mla, name), 1, MAX_WIDTH)
-    _check_int("arch.mla.q_lora_rank", mla.q_lora_rank, 0, MAX_WIDTH)
+        validate_mla(arch.mla)
+    if arch.linear_attention is not None:
+        validate_linear_attention(arch.linear_attention, arch.layers)
+    if arch.vision is not None:
+        validate_vision(arch.vision)

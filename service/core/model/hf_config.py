@@ -2,7 +2,8 @@
 
 Dispatch is on ``model_type``, then on ``architectures[0]``; each family is read the way its
 ``transformers`` modeling file reads it (``hf_config_families``, ``hf_config_moe``). Multimodal
-wrappers whose language model sits in ``text_config`` (Gemma 3, LLaVA-style) are read there.
+wrappers whose language model sits in ``text_config`` (Gemma 3, Llama 4, LLaVA-style) are read
+there; the vision towers of Qwen2.5-VL and Llama 4 are read from ``vision_config`` (``hf_vision``).
 A config of an unknown type that has the five Llama keys is read as Llama. Every problem is an
 ``InvalidInput`` that names the config key at fault.
 """
@@ -17,7 +18,9 @@ from service.core.errors import InvalidInput
 from service.core.model import hf_families as fam
 from service.core.model import hf_moe as moe
 from service.core.model.architecture import Architecture
+from service.core.model.hf_hybrid import qwen3_next
 from service.core.model.hf_reader import ConfigReader
+from service.core.model.hf_vision import qwen2_5_vl, vision_tower
 
 Builder = Callable[[ConfigReader], fam.Fields]
 
@@ -42,6 +45,14 @@ _BUILDERS: dict[str, Builder] = {
     "refinedwebmodel": partial(fam.falcon, refined_web="refinedwebmodel"),  # original Falcon-7B
     "deepseek_v2": partial(moe.deepseek, version=2),
     "deepseek_v3": partial(moe.deepseek, version=3),
+    "kimi_k2": partial(moe.deepseek, version=3),  # Kimi K2: DeepseekV3ForCausalLM, remote code
+    "glm4_moe": moe.glm4_moe,
+    "gpt_oss": moe.gpt_oss,
+    "llama4": moe.llama4,  # only reached for a flattened config; see text_config below
+    "llama4_text": moe.llama4,
+    "qwen3_next": qwen3_next,
+    "qwen2_5_vl": qwen2_5_vl,
+    "qwen2_5_vl_text": qwen2_5_vl,
     "olmo2": fam.olmo2,
     "starcoder2": fam.starcoder2,
 }
@@ -66,15 +77,24 @@ _ARCHITECTURES: dict[str, str] = {
     "RWForCausalLM": "refinedwebmodel",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v3",
+    "Glm4MoeForCausalLM": "glm4_moe",
+    "GptOssForCausalLM": "gpt_oss",
+    "Llama4ForCausalLM": "llama4_text",
+    "Llama4ForConditionalGeneration": "llama4",
+    "Qwen3NextForCausalLM": "qwen3_next",
+    "Qwen2_5_VLForConditionalGeneration": "qwen2_5_vl",
     "Olmo2ForCausalLM": "olmo2",
     "Starcoder2ForCausalLM": "starcoder2",
 }
 
 # Model types that share a modeling file with another (the ``family`` the hf profile reads).
-_FAMILY = {"refinedweb": "falcon", "refinedwebmodel": "falcon", "gemma3": "gemma3_text"}
+_FAMILY = {"refinedweb": "falcon", "refinedwebmodel": "falcon", "gemma3": "gemma3_text",
+           "kimi_k2": "deepseek_v3", "llama4_text": "llama4", "qwen2_5_vl_text": "qwen2_5_vl"}
+# Types that only name the text part of a multimodal config (the top level says the rest).
+_TEXT_PARTS = ("llama4_text", "qwen2_5_vl_text", "gemma3_text")
 
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(
-    sorted(k for k in _BUILDERS if not k.startswith("refinedweb"))
+    sorted(k for k in _BUILDERS if not k.startswith("refinedweb") and k not in _TEXT_PARTS[:2])
 )
 _ACCEPTED = "a Hugging Face config.json with model_type one of " + ", ".join(SUPPORTED_MODEL_TYPES)
 _LLAMA_KEYS = (
@@ -92,6 +112,13 @@ _HF_KEYS = frozenset(
     )
 )
 _LAYER_KEYS = ("num_hidden_layers", "n_layer")
+# Keys of state-space (Mamba) and other recurrent hybrids whose layers are not modelled
+# (Jamba, Nemotron-H, Granite 4.0-H, Falcon-H1, Zamba2, Bamba, Kimi Linear): such a config is
+# refused rather than read as a Llama whose every layer is attention.
+_UNMODELLED_KEYS = (
+    "ssm_state_size", "mamba_d_state", "mamba_num_heads", "mamba_n_heads", "mamba_expand",
+    "hybrid_override_pattern", "layers_block_type", "attn_layer_period", "linear_attn_config",
+)
 
 
 def looks_like_hf_config(data: object) -> bool:
@@ -117,6 +144,7 @@ def architecture_from_hf_config(config: dict[str, Any]) -> Architecture:
     kind = _model_type(body, config, prefix)
     builder = _BUILDERS.get(kind) if kind else None
     if builder is None:
+        _refuse_unmodelled(reader, kind)
         missing = [reader.key(key) for key in _LLAMA_KEYS if not reader.has(key)]
         if missing:
             shown = f"model_type {kind!r} is not supported" if kind else "no model_type given"
@@ -124,7 +152,20 @@ def architecture_from_hf_config(config: dict[str, Any]) -> Architecture:
             raise InvalidInput("arch", message, _ACCEPTED)
         builder = fam.llama  # an unknown model type with the usual keys: read it as Llama
     family = _FAMILY.get(kind, kind) if builder is _BUILDERS.get(kind) else "llama"
-    return fam.make(reader, builder(reader) | {"family": family}, _name(config, kind))
+    fields = builder(reader) | {"family": family} | vision_tower(config, family)
+    return fam.make(reader, fields, _name(config, kind))
+
+
+def _refuse_unmodelled(reader: ConfigReader, kind: str) -> None:
+    for key in _UNMODELLED_KEYS:
+        if key in reader.config:
+            shown = f"model_type {kind!r}" if kind else "this config"
+            raise InvalidInput(
+                reader.key(key),
+                f"{shown} has state-space or recurrent layers, which fitcheck does not model yet "
+                "(their per-sequence state and weights would be guessed)",
+                "a transformer config.json; hybrids with Gated DeltaNet layers: model_type "
+                "qwen3_next")
 
 
 def _model_type(body: dict[str, Any], top: dict[str, Any], prefix: str) -> str:

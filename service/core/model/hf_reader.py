@@ -8,10 +8,11 @@ is reported under the config key the user pasted, not under our own field name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from service.core.errors import InvalidInput
-from service.core.model.architecture import Architecture
+
+T = TypeVar("T")
 
 
 class ConfigReader:
@@ -108,8 +109,8 @@ class ConfigReader:
             raise InvalidInput(self.key(name), f"must be a list of strings, got {value!r}", '["..."]')
         return list(value)
 
-    def build(self, make: Callable[[], Architecture]) -> Architecture:
-        """Run the constructor; re-raise its validation errors under the config key read."""
+    def build(self, make: Callable[[], T]) -> T:
+        """Run a constructor or a validation; re-raise its errors under the config key read."""
         try:
             return make()
         except InvalidInput as exc:
@@ -117,3 +118,4 @@ class ConfigReader:
             if source is None:
                 raise
             raise InvalidInput(source, exc.message, exc.accepted) from exc
+

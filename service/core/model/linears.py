@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from service.core.model.architecture import Architecture
-from service.core.model.params import dense_mlp_params, parameter_breakdown
+from service.core.model.architecture import Architecture, LinearAttention
 
 # Hugging Face model types whose attention projects q, k and v with one fused linear
 # (modeling_phi3 qkv_proj, modeling_gpt2 c_attn, modeling_gpt_neox/falcon query_key_value),
@@ -24,7 +23,14 @@ def attention_linear_shapes(arch: Architecture) -> list[tuple[int, int]]:
         return [*q, *kv, (n * m.v_head_dim, h)]
     if arch.family in FUSED_QKV:
         return [(h, arch.q_width + 2 * arch.kv_width), (arch.q_width, h)]
-    return [(h, arch.q_width), (h, arch.kv_width), (h, arch.kv_width), (arch.q_width, h)]
+    q_out = 2 * arch.q_width if arch.attn_output_gate else arch.q_width  # query | gate
+    return [(h, q_out), (h, arch.kv_width), (h, arch.kv_width), (arch.q_width, h)]
+
+
+def linear_attention_shapes(arch: Architecture, block: LinearAttention) -> list[tuple[int, int]]:
+    """Gated DeltaNet's linears: in_proj_qkvz, in_proj_ba, out_proj (``Qwen3NextGatedDeltaNet``)."""
+    h, k, v = arch.hidden, block.key_width, block.value_width
+    return [(h, 2 * k + 2 * v), (h, 2 * block.value_heads), (v, h)]
 
 
 def mlp_linear_shapes(arch: Architecture, ffn: int) -> list[tuple[int, int]]:
@@ -38,25 +44,34 @@ def mlp_linear_shapes(arch: Architecture, ffn: int) -> list[tuple[int, int]]:
     return [(h, ffn), (ffn, h)]
 
 
+def _weights(shapes: list[tuple[int, int]]) -> int:
+    return sum(i * o for i, o in shapes)
+
+
+def expert_weight_params(arch: Architecture) -> int:
+    """Weight matrices of all routed experts (no biases): what MXFP4 checkpoints store in 4 bits
+    (gpt-oss ``quantization_config``: everything but attention, router, embeddings and head)."""
+    if arch.moe is None:
+        return 0
+    moe = arch.moe
+    return arch.moe_layers * moe.experts * _weights(mlp_linear_shapes(arch, moe.expert_ffn))
+
+
 def quantizable_linear_params(arch: Architecture) -> int:
-    """Parameters inside the layers' linear weights: what NF4/GPTQ/AWQ quantize.
+    """Weight matrices of the layers' linears: what NF4/GPTQ/AWQ/int8/fp8 quantize.
 
-    Embeddings, lm_head and norms stay in 16-bit (bitsandbytes and AutoGPTQ defaults).
+    Attention (or linear-attention) projections, dense MLPs, routed and shared experts.
+    Embeddings, LM head, norms, biases, MoE routers (kept 16-bit by AutoAWQ/GPTQ and in the
+    fp8 checkpoints of DeepSeek-V3 and Kimi K2) and a vision tower stay 16-bit.
     """
-    b = parameter_breakdown(arch)
-    # Norm scales and biases are a rounding error next to the matrices; exclude the norms only.
-    return b.attention + b.mlp - _bias_params(arch)
-
-
-def _bias_params(arch: Architecture) -> int:
-    biases = 0
-    if arch.attn_bias:
-        biases += arch.q_width + 2 * arch.kv_width
-    if arch.attn_out_bias:
-        biases += arch.hidden
-    biases *= arch.layers
-    if arch.mlp_bias:
-        with_bias = dense_mlp_params(arch, arch.ffn)
-        without = dense_mlp_params(arch.with_changes(mlp_bias=False), arch.ffn)
-        biases += arch.dense_layers * (with_bias - without)
-    return biases
+    mixers = arch.attention_layers * _weights(attention_linear_shapes(arch))
+    if arch.linear_attention is not None:
+        mixers += arch.linear_attention_layers * _weights(
+            linear_attention_shapes(arch, arch.linear_attention))
+    mlps = arch.dense_layers * _weights(mlp_linear_shapes(arch, arch.ffn))
+    if arch.moe is not None:
+        moe = arch.moe
+        shared_ffn = moe.shared_expert_ffn or moe.expert_ffn
+        shared = moe.shared_experts * _weights(mlp_linear_shapes(arch, shared_ffn))
+        mlps += arch.moe_layers * shared + expert_weight_params(arch)
+    return mixers + mlps

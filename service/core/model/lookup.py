@@ -9,6 +9,7 @@ from typing import Any
 from service.core.errors import InvalidInput, UnknownName
 from service.core.model.architecture import Architecture
 from service.core.model.bare_sizes import bare_size_label, parse_size, resolve_bare_size
+from service.core.model.caveats import architecture_caveats, checkpoint_note
 from service.core.model.hf_config import architecture_from_hf_config, looks_like_hf_config
 from service.core.model.params import check_total_size, parameter_count
 from service.core.model.presets import find_preset
@@ -24,6 +25,10 @@ class ResolvedModel:
     stated_params: int = 0  # a bare size's stated parameter count (0: use the architecture's)
     weight_format: str = "bf16"  # the checkpoint's native weight format (model/formats.py)
     label: str = ""  # a few words for a chat line: "Llama 3 8B", "7B = Llama 2 7B shape"
+    # How the checkpoint's native format is used, and what is not modelled exactly for this
+    # model (model/caveats.py); both also appended to ``description``, which every answer carries.
+    checkpoint: str = ""
+    caveats: tuple[str, ...] = ()
 
     @property
     def param_scale(self) -> float:
@@ -49,7 +54,7 @@ def resolve_model(
             raise
         found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})",
                               weight_format=preset.weight_format, label=preset.name)
-        return _restated(found, params_b)
+        return _restated(_with_caveats(found, checkpoint_note(preset.weight_format)), params_b)
     if params_b is not None:
         return _bare(params_b * 1e9)
     raise InvalidInput(
@@ -57,6 +62,14 @@ def resolve_model(
         "no model given",
         "a model id or alias (llama-3-8b), a size (params_b: 7 or model: '7B'), or arch",
     )
+
+
+def _with_caveats(found: ResolvedModel, checkpoint: str = "") -> ResolvedModel:
+    caveats = architecture_caveats(found.arch)
+    description = found.description + (f"; {checkpoint}" if checkpoint else "")
+    if caveats:
+        description += f"; not modelled exactly: {'; '.join(caveats)}"
+    return replace(found, checkpoint=checkpoint, caveats=caveats, description=description)
 
 
 def _restated(found: ResolvedModel, params_b: float | None) -> ResolvedModel:
@@ -72,12 +85,12 @@ def _inline(data: dict[str, Any]) -> ResolvedModel:
     if looks_like_hf_config(data):
         arch = architecture_from_hf_config(data)
         check_total_size(arch)
-        return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (from a config.json)",
-                             label=arch.name)
+        return _with_caveats(ResolvedModel(arch, _slug(arch.name),
+                                           f"{arch.name} (from a config.json)", label=arch.name))
     arch = Architecture.from_dict(data)
     check_total_size(arch)
-    return ResolvedModel(arch, _slug(arch.name), f"{arch.name} (custom architecture)",
-                         label=arch.name)
+    return _with_caveats(ResolvedModel(arch, _slug(arch.name), f"{arch.name} (custom architecture)",
+                                       label=arch.name))
 
 
 def _bare(size: str | float) -> ResolvedModel:

@@ -1,7 +1,9 @@
 """Built-in model presets: real published configurations, read from ``service/data/models/*.json``.
 
 Each preset holds the model's ``config.json`` values as an :class:`Architecture`, the parameter
-count its authors published (``published_params``) and where that figure comes from. Names are
+count its authors published (``published_params``) and where that figure comes from, and its
+checkpoint's native ``weight_format`` (``bf16`` unless stated: ``fp8-block`` for DeepSeek-V3 and
+Kimi K2, ``mxfp4`` for gpt-oss), which serving uses unless another format is asked for. Names are
 matched the way people write them: the id, any alias, the Hugging Face repo id, with spacing, case
 and punctuation ignored and training/packaging suffixes (``-Instruct``, ``-chat``, ``-it``,
 ``-hf``, ``-4k``, release dates like ``-2407``) dropped.
