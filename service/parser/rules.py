@@ -16,6 +16,7 @@ from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
+from service.parser.scan import Scan
 from service.parser.types import Unknown, Variant
 
 DEFAULT_GPU = "h100-80gb"
@@ -118,6 +119,36 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
         else:
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
+
+
+def epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[str]:
+    """"1T tokens, 3 epochs": the tokens seen are 3T. Without tokens, epochs change nothing
+    fitcheck computes: returned as written, to be named as not used."""
+    found = [f for f in scan.findings if f.field == "_epochs"]
+    ordered.pop("_epochs", None)
+    if not found:
+        return []
+    count = found[0].value
+    tokens = ordered.get("tokens")
+    if tokens and isinstance(count, int) and count > 1:
+        ordered["tokens"] = [t * count if isinstance(t, int | float) else t for t in tokens]
+        notes.append(f"{tokens[0]:.3g} tokens x {count} epochs")
+        return []
+    return [" ".join(scan.text[found[0].start:found[0].end].split())]
+
+
+def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -> None:
+    """GPUs from how they are laid out: nodes x GPUs per node (``--nnodes 2 --nproc_per_node
+    8``), or DP x TP x PP (``--dp 2 --tp 4``)."""
+    per, nodes = fields.get("gpus_per_node"), fields.get("nodes")
+    if "gpu_count" not in fields and isinstance(per, int) and isinstance(nodes, int):
+        fields["gpu_count"] = per * nodes
+        fields.pop("gpus_per_node")
+        notes.append(f"{nodes} nodes x {per} GPUs = {per * nodes} GPUs")
+    tp, pp = fields.get("tp", 1), fields.get("pp", 1)
+    if "gpu_count" not in fields and dp is not None and isinstance(tp, int) and isinstance(pp, int):
+        fields["gpu_count"] = dp * tp * pp
+        notes.append(f"{dp * tp * pp} GPUs = DP {dp} x TP {tp}" + (f" x PP {pp}" if pp > 1 else ""))
 
 
 def serving_gpus(fields: dict[str, Any], notes: list[str]) -> None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
+from service.parser.tokens import CLAIMED
 from service.parser.types import Finding
 
 MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
@@ -40,6 +41,10 @@ class Scan:
         if self._view is None:
             self._view = "".join(self._chars)
         return self._view
+
+    def marked(self) -> str:
+        """The text with every claimed character (but spaces) as ``CLAIMED``: the tokenizer's input."""
+        return "".join(c if c == orig else CLAIMED for c, orig in zip(self._chars, self.low, strict=True))
 
     def claim(self, start: int, end: int) -> None:
         for i in range(max(0, start), min(end, len(self._chars))):

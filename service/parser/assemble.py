@@ -1,0 +1,123 @@
+"""The last step: findings -> request fields, task, intent, comparison, the merge over the thread's
+previous request, and what to say back (notes, numbers not used, a question, a problem)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from service.parser import rules
+from service.parser.badinput import SQL, looks_like_sql
+from service.parser.compare import variants
+from service.parser.followup import REQUEST_FIELDS, merge
+from service.parser.intent import Cues, cues
+from service.parser.maximum import asked
+from service.parser.not_covered import not_covered
+from service.parser.scan import Scan
+from service.parser.types import Finding, Parsed, Unknown
+
+_STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
+MODEL_FIELDS = ("model", "params_b", "arch")
+
+
+def ordered_values(scan: Scan) -> dict[str, list[Any]]:
+    """Each field's distinct values in the order written, skipping "instead of X" values."""
+    out: dict[str, list[Any]] = {}
+    for f in sorted(scan.findings, key=lambda f: f.start):
+        if f.end > f.start and _STALE.search(scan.low[max(0, f.start - 16):f.start]):
+            continue
+        values = out.setdefault(f.field, [])
+        if f.value not in values:
+            values.append(f.value)
+    return out
+
+
+def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
+    cue = cues(scan.low)
+    ordered = ordered_values(scan)
+    notes: list[str] = []
+    task = rules.task(cue, ordered, prev)
+    if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
+        notes.append(rules.TASK_NOTE)
+    rules.normalize(ordered, task, notes)
+    ignored = ignored + rules.epochs(ordered, scan, notes)
+    compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())
+    if len(compare) < 2:
+        compare_field, compare = None, ()
+    fields = {k: v[0] for k, v in ordered.items() if k in REQUEST_FIELDS}
+    for variant in compare:
+        for key in variant.changes:
+            fields.pop(key, None)
+    if compare_field == "model":
+        fields.pop("params_b", None)
+    notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
+    notes += scan.notes
+    if ignored:
+        notes.insert(0, "didn't use: " + ", ".join(ignored))
+    how_many = bool(ordered.get("_how_many"))
+    fields["task"] = task
+    accum = ordered.get("_grad_accum", [None])[0]
+    dp = ordered.get("_dp", [None])[0]
+    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
+    rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
+    if not how_many:
+        rules.serving_gpus(fields, notes)
+    merged = merge(prev, fields, how_many)
+    if how_many and "gpu" not in merged and compare_field != "gpu":
+        merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
+        notes.append("no GPU type named: H100 80GB SXM")
+    unknown = _unknown(ordered, merged, compare_field)
+    said = tuple(ignored)
+    if "gpu" not in fields and (unknown is None or unknown.kind != "gpu"):
+        elsewhere = not_covered(scan.low, scan.text)
+        if elsewhere is not None:
+            return Parsed("invalid", fields, merged, tuple(notes), problem=elsewhere, ignored=said)
+    intent = _intent(cue, merged, compare_field, task)
+    understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
+        or bool(ordered.get("_arch_partial"))
+    if cue.help and not understood:
+        return Parsed("help", {}, prev, ignored=said)
+    if not understood and (not cue.domain or looks_like_sql(scan.low) or ignored):
+        return Parsed("invalid", {}, prev, problem=_nothing(scan, ignored), ignored=said)
+    out_of_range = rules.out_of_range(merged, compare)
+    if out_of_range is not None:
+        field, message = out_of_range
+        kept = {k: v for k, v in merged.items() if k != field}
+        return Parsed("invalid", fields, kept, tuple(notes), problem=message, ignored=said)
+    clarify = rules.clarify(merged, ordered, unknown, intent)
+    maximize = asked(scan.low, fields) if compare_field is None else None
+    return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
+                  None, unknown, clarify, how_many, maximize, said)
+
+
+def _nothing(scan: Scan, ignored: list[str]) -> str:
+    if looks_like_sql(scan.low):
+        return SQL
+    if ignored:
+        return (f"I couldn't tell what {ignored[0]} refers to. Say it with what it counts, e.g. "
+                "`8 gpus`, `32k context`, `16 users`, `tp 4`.")
+    return rules.NOTHING
+
+
+def _used(f: Finding, fields: dict[str, Any], compare_field: str | None) -> bool:
+    return (f.field in fields and fields[f.field] == f.value) or f.field == compare_field \
+        or f.field.startswith("_")
+
+
+def _unknown(ordered: dict[str, list[Any]], merged: dict[str, Any],
+             compare_field: str | None) -> Unknown | None:
+    names = [u for u in ordered.get("_unknown", []) if isinstance(u, Unknown)]
+    gpus = [u for u in names if u.kind == "gpu"]
+    if gpus:
+        return gpus[0]
+    if not any(k in merged for k in MODEL_FIELDS) and compare_field != "model":
+        return names[0] if names else None
+    return None
+
+
+def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
+    if compare_field is not None:
+        return "compare"
+    if task != "infer" and ("tokens" in merged or cue.time):
+        return "time_cost"
+    return task

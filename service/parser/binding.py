@@ -1,0 +1,184 @@
+"""Step 3: bind each number to the attribute its neighbouring words name, by type, never by order.
+
+The tokens become items: words that form a phrase of the vocabulary become one ``cue`` ("max
+model len", ``--max-num-seqs``, "tokens of context"). From each number we look left and right,
+past glue, binders (``= :``), filler words ("of", "up to") and adjectives ("concurrent",
+"active"), for the nearest cue; a separator, another number, a name already read or any other word
+ends the search. Each (number, cue) pair that the cue's attribute accepts gets a score: the side
+people write that attribute's number on, an ``=``/``:`` between them, fewer words between, a value
+in the attribute's plausible range, a suffix that fits it (32k for a context). Pairs are taken
+best first; a number and a cue are each used once ("32k ctx 8 users": 8 is too short for a
+context, so "ctx" takes 32k and "users" takes 8), except comparison lists ("4k or 8k context").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from service.parser.amounts import amount
+from service.parser.attributes import ADJECTIVES, ATTRIBUTES, FILLERS
+from service.parser.tokens import Token
+from service.parser.vocabulary import Cue, longest_phrase, phrases
+
+MAX_GAP = 2  # filler words between a number and its cue
+_JOINS = frozenset({"or", "vs", "versus"})
+Candidate = tuple[float, int, int, int, str]  # score, -distance, number index, cue index, attribute
+_SIDE_BONUS = {("B", "B"): 3.0, ("B", "E"): 1.5, ("B", "A"): -3.0, ("A", "A"): 3.0, ("A", "E"): 1.5}
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A token, or a run of word tokens that form one cue."""
+
+    kind: str  # num, cue, word, sep, glue, bind, ent, join, fill
+    start: int
+    end: int
+    text: str
+    token: Token | None = None
+    cue: Cue | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A number and the attribute it was bound to (``cue`` is the cue item, or None)."""
+
+    attribute: str
+    index: int  # the number's item index
+    number: Token
+    cue: Item | None
+    score: float = 0.0
+
+
+def items(tokens: list[Token]) -> list[Item]:
+    """Tokens with the vocabulary's phrases merged into cue items (longest phrase first)."""
+    table, longest = phrases(), longest_phrase()
+    out: list[Item] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.kind != "word":
+            out.append(Item(tok.kind, tok.start, tok.end, tok.text, tok if tok.kind == "num" else None))
+            i += 1
+            continue
+        words: list[str] = []
+        ends: list[int] = []
+        j = i
+        while j < len(tokens) and len(words) < longest:
+            if tokens[j].kind == "word":
+                words.append(tokens[j].text)
+                ends.append(j)
+            elif tokens[j].kind != "glue":
+                break
+            j += 1
+        for n in range(len(words), 0, -1):
+            cue = table.get(tuple(words[:n]))
+            if cue is not None:
+                last = tokens[ends[n - 1]]
+                out.append(Item("cue", tok.start, last.end, " ".join(words[:n]), cue=cue))
+                i = ends[n - 1] + 1
+                break
+        else:
+            kind = "join" if tok.text in _JOINS else "fill" if tok.text in FILLERS else "word"
+            out.append(Item(kind, tok.start, tok.end, tok.text))
+            i += 1
+    return out
+
+
+def _walk(seq: list[Item], i: int, step: int) -> tuple[int, int, bool] | None:
+    """The nearest cue from number ``i`` in direction ``step``: (index, fillers, binder seen)."""
+    gap, binder, j = 0, False, i + step
+    while 0 <= j < len(seq):
+        item = seq[j]
+        if item.kind == "cue":
+            return j, gap, binder
+        if item.kind == "bind" or item.kind == "glue":
+            binder = binder or "=" in item.text or ":" in item.text
+        elif item.kind == "fill" or (item.kind == "word" and item.text in ADJECTIVES):
+            gap += 1
+            if gap > MAX_GAP:
+                return None
+        else:
+            return None
+        j += step
+    return None
+
+
+def _score(number: Token, attribute: str, pref: str, side: str, gap: int, binder: bool) -> float | None:
+    spec = ATTRIBUTES[attribute]
+    unit = "word" if number.spelled else number.unit
+    if unit not in spec.units:
+        return None
+    if side == "A" and pref == "B" and not binder:
+        return None  # "users 8" is not a count of users; "users: 8" is
+    score = 10.0 + _SIDE_BONUS.get((side, pref), 0.0) + (3.0 if binder and side == "A" else 0.0)
+    score -= 1.5 * gap
+    value, _ = amount(number, attribute)
+    if not spec.low <= value <= spec.high:
+        score -= 6.0
+    elif spec.usual is not None and spec.usual[0] <= value <= spec.usual[1]:
+        score += 1.0
+    if attribute == "seq_len":
+        score += 2.0 if number.unit in ("k", "m") else -4.0 if value < 128 else 0.0
+    if number.spelled:
+        score -= 1.0
+    return score
+
+
+def bind(seq: list[Item]) -> list[Bound]:
+    """The numbers of ``seq`` bound to attributes (see the module docstring)."""
+    candidates: list[Candidate] = []
+    for i, item in enumerate(seq):
+        if item.kind != "num" or item.token is None:
+            continue
+        for step, side in ((1, "B"), (-1, "A")):
+            found = _walk(seq, i, step)
+            if found is None:
+                continue
+            j, gap, binder = found
+            cue = seq[j].cue
+            assert cue is not None
+            glued = seq[j].end == item.start or item.end == seq[j].start  # "tp8", "32k-token"
+            for attribute, pref in cue.readings:
+                score = _score(item.token, attribute, pref, side, gap, binder)
+                if score is not None:
+                    candidates.append((score + (2.0 if glued else 0.0), -abs(j - i), i, j, attribute))
+    candidates = _prefer_only_choices(candidates)
+    candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))
+    used_numbers: set[int] = set()
+    used_cues: set[int] = set()
+    out: list[Bound] = []
+    for score, _, i, j, attribute in candidates:
+        if i in used_numbers or j in used_cues:
+            continue
+        used_numbers.add(i)
+        used_cues.add(j)
+        token = seq[i].token
+        assert token is not None
+        out.append(Bound(attribute, i, token, seq[j], score))
+        out.extend(_listed(seq, i, j, attribute, used_numbers))
+    return sorted(out, key=lambda b: b.index)
+
+
+def _prefer_only_choices(candidates: list[Candidate]) -> list[Candidate]:
+    """A number with a single cue in reach, or a cue with a single number, gets a point: in
+    "seq 2048 micro batch 8" the 8 can only be the micro-batch, so 2048 is the sequence."""
+    numbers = Counter(c[2] for c in candidates)
+    cues = Counter(c[3] for c in candidates)
+    return [(c[0] + (numbers[c[2]] == 1) + (cues[c[3]] == 1), *c[1:]) for c in candidates]
+
+
+def _listed(seq: list[Item], i: int, j: int, attribute: str, used: set[int]) -> list[Bound]:
+    """Numbers joined to a bound one by "or"/"vs", away from its cue ("4k or 8k context")."""
+    out: list[Bound] = []
+    step = 1 if i > j else -1
+    first = seq[i].token
+    k = i + step
+    while 0 <= k + step < len(seq) and seq[k].kind == "join" and seq[k + step].kind == "num":
+        token = seq[k + step].token
+        if token is None or first is None or token.unit != first.unit or k + step in used:
+            break
+        used.add(k + step)
+        out.append(Bound(attribute, k + step, token, seq[j]))
+        k += 2 * step
+    return out

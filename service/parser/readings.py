@@ -1,0 +1,128 @@
+"""Step 4: bound numbers become findings; numbers nothing claimed are read by their unit alone
+where that is unambiguous, and the rest are returned, as written, to be named in the reply.
+
+Read by unit alone (and said back): a power-of-two ``k`` length ("same but 128k") or a plain
+power of two from 512 ("at 4096") is the context when none is stated; "4x" is the GPU count
+when none is stated ("what about 4x?"); "3T" is training tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.parser.amounts import amount, as_field
+from service.parser.binding import Bound, Item, bind, items
+from service.parser.custom_shape import add_architecture
+from service.parser.numbers import is_power_of_two
+from service.parser.scan import Scan
+from service.parser.tokens import Token, tokenize
+
+_HIDDEN = ("_batch", "_grad_accum", "_dp", "_per_gpu")  # readings other fields use
+_ATTACHED = frozenset({"_", "-", ".", "/"})  # "gpt-4", "out_3": a name's digits, not a quantity
+MAX_IGNORED = 6
+_PREPOSITIONS = frozenset({"on", "for", "with", "and", "to", "in", "at", "of", "per", "or", "from", "but"})
+_UNSAFE = re.compile(r"[^\w .,\-/=:%$]")
+
+
+def read_quantities(scan: Scan) -> list[str]:
+    """Add findings for every number the binder bound; return what stays unread, as written."""
+    seq = items(tokenize(scan.marked()))
+    bounds = bind(seq)
+    bound_at = {b.index for b in bounds}
+    ignored: list[str] = []
+    arch: dict[str, int] = {}
+    arch_span = [len(scan.text), 0]
+    for b in bounds:
+        value, note = amount(b.number, b.attribute)
+        start, end = _span(b)
+        attribute = _per_gpu(seq, b)
+        if attribute.startswith("arch."):
+            arch[attribute[5:]] = int(value) if value == int(value) else 0
+            arch_span = [min(arch_span[0], start), max(arch_span[1], end)]
+        elif attribute.startswith("unsupported.") or attribute == "_output":
+            ignored.append(_text(scan, start, end))
+        elif attribute == "_epochs":
+            scan.add("_epochs", as_field(value), start, end, claim=False)
+            ignored.append(_text(scan, start, end))
+        elif not attribute.startswith("unused."):
+            scan.add(attribute, as_field(value), start, end, note)
+    if arch:
+        vocab = arch.pop("vocab", None)
+        add_architecture(scan, arch, vocab, arch_span[0], arch_span[1])
+    for i, item in enumerate(seq):
+        if item.kind == "num" and item.token is not None and i not in bound_at:
+            unread = _by_unit(scan, item.token)
+            if unread and not item.token.spelled and not _attached(seq, i):
+                ignored.append(_written(scan, seq, i))
+    return list(dict.fromkeys(w for w in ignored if w))[:MAX_IGNORED]
+
+
+def _span(b: Bound) -> tuple[int, int]:
+    if b.cue is None:
+        return b.number.start, b.number.end
+    return min(b.number.start, b.cue.start), max(b.number.end, b.cue.end)
+
+
+def _per_gpu(seq: list[Item], b: Bound) -> str:
+    """"batch size 8 per gpu": a batch followed by "per gpu" is the micro-batch."""
+    if b.attribute == "_per_gpu":
+        return "micro_batch"
+    if b.attribute != "_batch":
+        return b.attribute
+    j = b.index + 1
+    while j < len(seq) and seq[j].kind in ("glue", "fill"):
+        j += 1
+    cue = seq[j].cue if j < len(seq) else None
+    if cue is not None and any(a == "_per_gpu" for a, _ in cue.readings):
+        return "micro_batch"
+    return b.attribute
+
+
+def _by_unit(scan: Scan, token: Token) -> bool:
+    """Read an unbound number by its unit when that is unambiguous; True if it stays unread."""
+    fields = {f.field for f in scan.findings}
+    value, unit = token.value, token.unit
+    if unit == "x" and "gpu_count" not in fields and value >= 1:
+        scan.add("gpu_count", int(value), token.start, token.end, f"{token.text} read as {int(value)} GPUs")
+        return False
+    if "seq_len" not in fields and (
+            (unit == "k" and is_power_of_two(value) and value <= 1024)
+            or (unit == "" and is_power_of_two(value) and 512 <= value <= 1 << 20)):
+        tokens, note = amount(token, "seq_len")
+        scan.add("seq_len", int(tokens), token.start, token.end,
+                 note or f"{int(tokens)} read as the context length")
+        return False
+    if unit == "t" and "tokens" not in fields:
+        scan.add("tokens", value * 1e12, token.start, token.end, f"{token.text} read as training tokens")
+        return False
+    return True
+
+
+def _attached(seq: list[Item], i: int) -> bool:
+    """A number glued to a word by ``_ - . /`` is part of a name ("gpt-4", "run_3")."""
+    num = seq[i]
+    if i >= 2 and seq[i - 1].kind == "glue" and seq[i - 1].text in _ATTACHED and seq[i - 2].kind == "word" \
+            and seq[i - 2].end == seq[i - 1].start and seq[i - 1].end == num.start:
+        return True
+    if i + 2 < len(seq) and seq[i + 1].kind == "glue" and seq[i + 1].text in _ATTACHED \
+            and seq[i + 2].kind == "word":
+        return num.end == seq[i + 1].start and seq[i + 1].end == seq[i + 2].start
+    return False
+
+
+def _written(scan: Scan, seq: list[Item], i: int) -> str:
+    """An unread number as written, with the word after it ("5 engineers") or the key before it
+    (``warmup=100``)."""
+    start, end = seq[i].start, seq[i].end
+    after = seq[i + 1] if i + 1 < len(seq) else None
+    if after is not None and (after.kind == "cue"
+                              or (after.kind == "word" and after.text not in _PREPOSITIONS)):
+        end = after.end
+    elif i >= 2 and seq[i - 1].kind == "bind" and seq[i - 2].kind in ("word", "cue"):
+        start = seq[i - 2].start
+    return _text(scan, start, end)
+
+
+def _text(scan: Scan, start: int, end: int) -> str:
+    """The user's words, reduced to characters that are safe to echo."""
+    return " ".join(_UNSAFE.sub("", scan.text[start:end]).split())[:40]
