@@ -12,7 +12,6 @@ from service.parser.compare import variants
 from service.parser.followup import REQUEST_FIELDS, merge
 from service.parser.intent import Cues, cues
 from service.parser.maximum import asked
-from service.parser.not_covered import not_covered
 from service.parser.scan import Scan
 from service.parser.types import Finding, Parsed, Unknown
 
@@ -68,10 +67,9 @@ def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
         notes.append("no GPU type named: H100 80GB SXM")
     unknown = _unknown(ordered, merged, compare_field)
     said = tuple(ignored)
-    if "gpu" not in fields and (unknown is None or unknown.kind != "gpu"):
-        elsewhere = not_covered(scan.low, scan.text)
-        if elsewhere is not None:
-            return Parsed("invalid", fields, merged, tuple(notes), problem=elsewhere, ignored=said)
+    elsewhere = ordered.get("_not_covered")
+    if elsewhere:
+        return Parsed("invalid", fields, merged, tuple(notes), problem=str(elsewhere[0]), ignored=said)
     intent = _intent(cue, merged, compare_field, task)
     understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
         or bool(ordered.get("_arch_partial"))

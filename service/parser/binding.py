@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from service.parser.amounts import amount
 from service.parser.attributes import ADJECTIVES, ATTRIBUTES, FILLERS
 from service.parser.tokens import Token
-from service.parser.vocabulary import Cue, longest_phrase, phrases
+from service.parser.vocabulary import Cue, longest_phrase, phrase_heads, phrases
 
 MAX_GAP = 2  # filler words between a number and its cue
 _JOINS = frozenset({"or", "vs", "versus"})
@@ -52,13 +52,16 @@ class Bound:
 
 def items(tokens: list[Token]) -> list[Item]:
     """Tokens with the vocabulary's phrases merged into cue items (longest phrase first)."""
-    table, longest = phrases(), longest_phrase()
+    table, longest, heads = phrases(), longest_phrase(), phrase_heads()
     out: list[Item] = []
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok.kind != "word":
-            out.append(Item(tok.kind, tok.start, tok.end, tok.text, tok if tok.kind == "num" else None))
+        if tok.kind != "word" or tok.text not in heads:
+            kind = tok.kind
+            if kind == "word":
+                kind = "join" if tok.text in _JOINS else "fill" if tok.text in FILLERS else "word"
+            out.append(Item(kind, tok.start, tok.end, tok.text, tok if kind == "num" else None))
             i += 1
             continue
         words: list[str] = []

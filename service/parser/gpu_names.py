@@ -9,12 +9,13 @@ The catalog decides, so a GPU added to it is read without a change here.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from service.core.errors import UnknownName
-from service.core.hardware.gpus import find_gpu, suggest_gpus
+from service.core.hardware.gpus import Gpu, all_gpus, find_gpu, suggest_gpus
 from service.parser.normalize import safe_echo
 from service.parser.scan import MAX_MATCHES, Scan
 from service.parser.types import Unknown
@@ -31,6 +32,8 @@ _NAME = re.compile(
     r"|[\s\-_]+(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
+_CONSUMER = re.compile(r"rtx|gtx|geforce|titan|radeon|\brx\b|\barc\b|^\s*\d{4}\b")
+_MEMORY = re.compile(r"(\d{1,3})\s*(?:gb|gib|g)\b")
 _BARE_NUMBER = re.compile(r"[1-5]0[5-9]0")
 _KEY_BEFORE = re.compile(r"(?:port|seed|steps?|len|=|:)\s*$")
 _CARD_BEFORE = re.compile(r"(?:\b(?:a|an|one|my|on|single|two|our)|\dx|\d x|\d\s?gb)\s*$")  # "on a 3060"
@@ -56,8 +59,18 @@ def resolve(name: str) -> str | None:
 
 
 @lru_cache(maxsize=256)
-def _suggestions(name: str) -> tuple[str, ...]:
-    return tuple(suggest_gpus(name))
+def closest_gpus(name: str, limit: int = 3) -> tuple[str, ...]:
+    """Catalog ids nearest to an unknown GPU: the same class (a consumer "rtx 3060" gets RTX cards,
+    an "h800" datacenter ones), then the nearest memory when it was written, then the spelling."""
+    consumer = _CONSUMER.search(name) is not None
+    stated = _MEMORY.search(name)
+    spelled = {gid: rank for rank, gid in enumerate(suggest_gpus(name, limit=64))}
+
+    def distance(gpu: Gpu) -> tuple[bool, float, int]:
+        gap = abs(math.log(gpu.memory_bytes_as_sold / 2**30 / float(stated.group(1)))) if stated else 0.0
+        return gpu.id.startswith("rtx") != consumer, round(gap, 1), spelled.get(gpu.id, len(spelled))
+
+    return tuple(g.id for g in sorted(all_gpus(), key=distance)[:limit])
 
 
 def find_gpu_names(scan: Scan) -> list[GpuMention]:
@@ -93,4 +106,4 @@ def _mention(scan: Scan, m: re.Match[str]) -> GpuMention:
         return GpuMention(gpu, m.start(), end)
     written = scan.text[m.start():m.end() - len(m.group("plural") or "")]
     return GpuMention(None, m.start(), m.end(),
-                      Unknown("gpu", safe_echo(written), _suggestions(written.lower())))
+                      Unknown("gpu", safe_echo(written), closest_gpus(written.lower())))

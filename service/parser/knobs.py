@@ -122,10 +122,27 @@ def _dtype(match: re.Match[str]) -> str:
     return _DTYPES.get(value, value)
 
 
+# Every match of a field's rules contains one of these: the rules only look near them.
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
+    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep"),
+    "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
+                   "hybrid", "fsdp", "ddp", "data", "distributed"),
+    "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
+    "recompute": ("ckpt", "checkpoint", "recomput", "selective"),
+    "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
+    "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
+    "quantization": ("awq", "gptq", "gguf", "q2_", "q3_", "q4_", "q5_", "q6_", "q8_", "nf4", "bnb",
+                     "load_in"),
+    "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8"),
+    "precision": ("pure", "bf16", "mixed", "amp"),
+}
+
+
 def find_knobs(scan: Scan) -> None:
     """Add findings for every rule that matches (claiming its span)."""
     for pattern, field, value, note in RULES:
-        for m in scan.finditer(pattern):
+        for m in scan.finditer(pattern, near=_TRIGGERS[field]):
             if not scan.free(m.start(), m.end()):
                 continue
             if field == "_dtype":

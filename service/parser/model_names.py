@@ -10,7 +10,7 @@ matches nothing becomes an unknown name with the closest ids.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from service.core.model.presets import ModelPreset, all_presets, lookup_preset, suggestions
 from service.parser.normalize import safe_echo
@@ -19,6 +19,7 @@ from service.parser.types import Unknown
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9._/\-]*[a-z0-9])?")
 _ALPHA = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"\d")
 _ID_SHAPE = re.compile(r"^([a-z]+)-?(v?\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?[bm])\b")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s?([bm])$")
 _FAMILY_SIZE = re.compile(
@@ -94,9 +95,10 @@ def _distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-@cache
-def family_of(word: str) -> str | None:
-    """The family a word starts with, allowing one typo (two in long names); None if none."""
+@lru_cache(maxsize=4096)  # bounded: the words of a long paste must not grow it without end
+def family_of(word: str, typo: bool = True) -> str | None:
+    """The family a word starts with; with ``typo``, allowing one typo (two in long names) in a
+    family that starts with the same letter. None if none."""
     head = _ALPHA.match(word.rsplit("/", 1)[-1])
     if head is None:
         return None
@@ -104,11 +106,21 @@ def family_of(word: str) -> str | None:
     fams = _families()
     if alpha in fams or word.split("/", 1)[0] in fams:
         return alpha if alpha in fams else word.split("/", 1)[0]
-    if not 4 <= len(alpha) <= 12 or alpha in _NO_TYPO:
+    if not typo or not 4 <= len(alpha) <= 12 or alpha in _NO_TYPO:
         return None
-    best = [f for f in fams if f not in _NO_TYPO and len(f) >= 4
+    best = [f for f in _typo_families().get(alpha[0], ()) if abs(len(f) - len(alpha)) <= 2
             and _distance(alpha, f) <= (2 if len(f) >= 5 else 1)]
-    return min(best, key=lambda f: (_distance(alpha, f), f[0] != alpha[0], f)) if best else None
+    return min(best, key=lambda f: (_distance(alpha, f), f)) if best else None
+
+
+@cache
+def _typo_families() -> dict[str, tuple[str, ...]]:
+    """Families a typo may stand for, by first letter."""
+    table: dict[str, list[str]] = {}
+    for fam in sorted(_families()):
+        if fam not in _NO_TYPO and len(fam) >= 4:
+            table.setdefault(fam[0], []).append(fam)
+    return {k: tuple(v) for k, v in table.items()}
 
 
 def _typo_word(word: str) -> str:
@@ -125,15 +137,21 @@ def _fixed(word: str, family: str) -> str:
     return family + base[head.end():]
 
 
+def _sized(digits: list[bool], i: int) -> bool:
+    """A misspelt family is only guessed next to a size or version ("lama 3 8b", "qwne2.5")."""
+    return any(digits[i:i + 3])
+
+
 def find_models(scan: Scan) -> None:
     """Add ``model`` findings (preset ids), unknown names, then bare sizes (``params_b``)."""
     for m in scan.finditer(_TOOLS):
         scan.claim(m.start(), m.end())
     _distills(scan)
     words = list(_WORD.finditer(scan.view()))
+    digits = [_DIGIT.search(w.group(0)) is not None for w in words]
     i = 0
     while i < len(words) and len(scan.findings) < MAX_MATCHES:
-        family = family_of(words[i].group(0))
+        family = family_of(words[i].group(0), _sized(digits, i))
         if family is None:
             i += 1
             continue
@@ -244,6 +262,7 @@ def _family_only(scan: Scan, words: list[re.Match[str]], i: int, family: str) ->
     return 1
 
 
+@lru_cache(maxsize=512)
 def _near(family: str, size: str, ver: str | None, written: str) -> tuple[str, ...]:
     """Up to 3 ids of the family: the written version first, then nearest in size, newest."""
     entries = [e for (fam, _), group in _by_family_size().items() if fam == family for e in group]

@@ -3,7 +3,7 @@
 1. ``normalize``: Slack markup, Unicode, length.
 2. names and switches, each claiming what it read: pasted settings whose value is a word
    (``training_args``), a pasted ``config.json``, model names, GPU names with their counts
-   (``hardware``), switches in words (``knobs``).
+   (``hardware``), hardware that is not covered (Apple, CPU), switches in words (``knobs``).
 3. ``readings``: the rest as tokens (``tokens``), numbers bound to attributes by type
    (``binding``), findings, and the numbers nothing could read.
 4. ``assemble``: task, intent, comparisons, follow-up merge, questions back.
@@ -20,12 +20,14 @@ from service.parser.hardware import find_hardware
 from service.parser.knobs import find_knobs
 from service.parser.model_names import find_models
 from service.parser.normalize import clean
+from service.parser.not_covered import find_not_covered
 from service.parser.readings import read_quantities
 from service.parser.scan import Scan
 from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
 
-_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_hardware, find_knobs)
+_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_hardware, find_not_covered,
+                       find_knobs)
 CRASH = "Sorry, I couldn't read that one."
 
 

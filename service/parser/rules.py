@@ -186,7 +186,7 @@ def clarify(merged: dict[str, Any], ordered: dict[str, list[Any]], unknown: Unkn
             intent: str) -> str | None:
     """One question back when something essential is missing (None when nothing is)."""
     if unknown is not None and unknown.kind == "gpu":
-        return _did_you_mean("GPU", unknown) + " Try e.g. `8x A100 80GB` or `one 4090`."
+        return _closest_gpus(unknown)
     if intent != "compare" and not any(k in merged for k in ("model", "params_b", "arch")):
         if unknown is not None:
             return _did_you_mean("model", unknown)
@@ -198,6 +198,16 @@ def clarify(merged: dict[str, Any], ordered: dict[str, list[Any]], unknown: Unkn
     if intent == "time_cost" and "tokens" not in merged:
         return "How many training tokens? e.g. `... on 300B tokens` (I show memory until then)."
     return None
+
+
+def _closest_gpus(unknown: Unknown) -> str:
+    """"I don't know the RTX 3060 12GB; closest I know: ...": asked, never swapped for another card."""
+    name = unknown.name or "that GPU"
+    ids = list(unknown.suggestions)
+    if not ids:
+        return f"I don't know the {name}. Name a GPU I know, e.g. `8x A100 80GB` or `one 4090`."
+    choice = ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " or " + ids[-1]
+    return f"I don't know the {name}; closest I know: {choice}. Name one of those to size it on that."
 
 
 def _did_you_mean(kind: str, unknown: Unknown) -> str:

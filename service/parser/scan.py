@@ -15,6 +15,7 @@ from service.parser.tokens import CLAIMED
 from service.parser.types import Finding
 
 MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
+NEAR = 80  # characters around a trigger word that a pattern containing it can span
 
 
 def _lower(text: str) -> str:
@@ -34,6 +35,7 @@ class Scan:
         self._chars = list(self.low)
         self._view: str | None = self.low
         self.findings: list[Finding] = []
+        self._windows: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self.notes: list[str] = []
 
     def view(self) -> str:
@@ -57,10 +59,38 @@ class Scan:
         if claim and end > start:
             self.claim(start, end)
 
-    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES) -> Iterator[re.Match[str]]:
+    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES,
+                 near: tuple[str, ...] = ()) -> Iterator[re.Match[str]]:
         """Up to ``limit`` matches on the view as it is now (claims made while iterating do
-        not hide later matches: callers check ``free`` when that matters)."""
-        yield from islice(pattern.finditer(self.view()), limit)
+        not hide later matches: callers check ``free`` when that matters). With ``near``, only
+        around those words: a pattern whose every match contains one of them need not scan a
+        long paste end to end."""
+        view = self.view()
+        if not near:
+            yield from islice(pattern.finditer(view), limit)
+            return
+        found = (m for start, end in self.windows(near) for m in pattern.finditer(view, start, end))
+        yield from islice(found, limit)
+
+    def windows(self, words: tuple[str, ...]) -> list[tuple[int, int]]:
+        """Merged spans of ``NEAR`` characters around each occurrence of ``words`` in the text."""
+        cached = self._windows.get(words)
+        if cached is not None:
+            return cached
+        spans: list[tuple[int, int]] = []
+        for word in words:
+            at = self.low.find(word)
+            while at >= 0:
+                spans.append((max(0, at - NEAR), min(len(self.low), at + len(word) + NEAR)))
+                at = self.low.find(word, at + 1)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._windows[words] = merged
+        return merged
 
     def free(self, start: int, end: int) -> bool:
         """True when no character of the span (without its edge whitespace) was claimed yet."""

@@ -30,7 +30,6 @@ _TOKEN = re.compile(
     r"|(?P<glue>[_\-/.]+)"
     r"|(?P<bind>[=:~\"'`*@#+<>\\]+)"
 )
-_KINDS = ("ent", "dotted", "num", "word", "sep", "glue", "bind")
 _GLUED = re.compile(r"^(tp|pp|cp|ep|dp|r|bs|mbs|gbs|x|ga)(\d{1,6})$")
 SPELLED: dict[str, int] = {
     "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -86,7 +85,7 @@ def tokenize(view: str) -> list[Token]:
     """Tokens of ``view`` (the lowercased message with claimed spans as ``CLAIMED``)."""
     out: list[Token] = []
     for m in _TOKEN.finditer(view):
-        kind = next(k for k in _KINDS if m.group(k) is not None)
+        kind = m.lastgroup or ""  # the outer group closes last, so this is the token's kind
         if kind == "num":
             token = _number(m)
             if token is not None:

@@ -241,3 +241,9 @@ def phrases() -> dict[tuple[str, ...], Cue]:
 @cache
 def longest_phrase() -> int:
     return max(len(k) for k in phrases())
+
+
+@cache
+def phrase_heads() -> frozenset[str]:
+    """The first word of every phrase: other words need no lookup."""
+    return frozenset(k[0] for k in phrases())
