@@ -3,7 +3,6 @@ previous request, and what to say back (notes, numbers not used, a question, a p
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from service.parser import rules
@@ -15,7 +14,6 @@ from service.parser.maximum import asked
 from service.parser.scan import Scan
 from service.parser.types import Finding, Parsed, Unknown
 
-_STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
 MODEL_FIELDS = ("model", "params_b", "arch")
 
 
@@ -23,7 +21,7 @@ def ordered_values(scan: Scan) -> dict[str, list[Any]]:
     """Each field's distinct values in the order written, skipping "instead of X" values."""
     out: dict[str, list[Any]] = {}
     for f in sorted(scan.findings, key=lambda f: f.start):
-        if f.end > f.start and _STALE.search(scan.low[max(0, f.start - 16):f.start]):
+        if f.end > f.start and scan.stale(f.start):
             continue
         values = out.setdefault(f.field, [])
         if f.value not in values:

@@ -92,3 +92,8 @@ ADJECTIVES = frozenset({
     "heavy", "light", "extra", "additional", "new", "nvidia", "beefy", "idle", "spare", "physical",
     "training", "trainer", "worker", "compute", "gpu", "a100", "h100", "dgx", "hgx",
 })
+# Words that end a phrase: a number is never bound across them ("8 gpus and 4 users").
+STOPS = frozenset({
+    "and", "or", "but", "on", "for", "with", "at", "in", "to", "from", "per", "of", "then", "plus", "also",
+    "while", "vs", "versus", "via", "using", "into", "than", "instead", "each", "every", "across", "over",
+})

@@ -17,14 +17,17 @@ from collections import Counter
 from dataclasses import dataclass
 
 from service.parser.amounts import amount
-from service.parser.attributes import ADJECTIVES, ATTRIBUTES, FILLERS
+from service.parser.attributes import ADJECTIVES, ATTRIBUTES, FILLERS, STOPS
 from service.parser.tokens import Token
 from service.parser.vocabulary import Cue, longest_phrase, phrase_heads, phrases
 
 MAX_GAP = 2  # filler words between a number and its cue
 _JOINS = frozenset({"or", "vs", "versus"})
 Candidate = tuple[float, int, int, int, str]  # score, -distance, number index, cue index, attribute
-_SIDE_BONUS = {("B", "B"): 3.0, ("B", "E"): 1.5, ("B", "A"): -3.0, ("A", "A"): 3.0, ("A", "E"): 1.5}
+# (side the number is on, side the cue's number is usually on) -> bonus; "users 12" is possible
+# in a terse list but "8 users" is how it is said
+_SIDE_BONUS = {("B", "B"): 3.0, ("B", "E"): 1.5, ("B", "A"): -3.0, ("A", "A"): 3.0, ("A", "E"): 1.5,
+               ("A", "B"): -4.0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +91,24 @@ def items(tokens: list[Token]) -> list[Item]:
     return out
 
 
-def _walk(seq: list[Item], i: int, step: int) -> tuple[int, int, bool] | None:
-    """The nearest cue from number ``i`` in direction ``step``: (index, fillers, binder seen)."""
-    gap, binder, j = 0, False, i + step
+def _walk(seq: list[Item], i: int, step: int) -> tuple[int, int, bool, bool] | None:
+    """The nearest cue from number ``i`` in direction ``step``: (index, fillers, binder seen,
+    loose). Going right, one word we don't know may sit between a number and its noun ("200
+    internal users"): ``loose``, only a noun cue accepts that."""
+    gap, binder, loose, j = 0, False, False, i + step
     while 0 <= j < len(seq):
         item = seq[j]
         if item.kind == "cue":
-            return j, gap, binder
+            return j, gap, binder, loose
         if item.kind == "bind" or item.kind == "glue":
             binder = binder or "=" in item.text or ":" in item.text
         elif item.kind == "fill" or (item.kind == "word" and item.text in ADJECTIVES):
             gap += 1
-            if gap > MAX_GAP:
-                return None
+        elif item.kind == "word" and step > 0 and not loose and item.text not in STOPS:
+            gap, loose = gap + 1, True
         else:
+            return None
+        if gap > MAX_GAP:
             return None
         j += step
     return None
@@ -112,12 +119,13 @@ def _score(number: Token, attribute: str, pref: str, side: str, gap: int, binder
     unit = "word" if number.spelled else number.unit
     if unit not in spec.units:
         return None
-    if side == "A" and pref == "B" and not binder:
-        return None  # "users 8" is not a count of users; "users: 8" is
+    value, _ = amount(number, attribute)
+    plausible = spec.low <= value <= spec.high
+    if side == "A" and pref == "B" and not binder and (gap or not plausible):
+        return None  # "users 12" in a terse list, but not "sequences of 4k" or "GPU 0 has"
     score = 10.0 + _SIDE_BONUS.get((side, pref), 0.0) + (3.0 if binder and side == "A" else 0.0)
     score -= 1.5 * gap
-    value, _ = amount(number, attribute)
-    if not spec.low <= value <= spec.high:
+    if not plausible:
         score -= 6.0
     elif spec.usual is not None and spec.usual[0] <= value <= spec.usual[1]:
         score += 1.0
@@ -138,11 +146,13 @@ def bind(seq: list[Item]) -> list[Bound]:
             found = _walk(seq, i, step)
             if found is None:
                 continue
-            j, gap, binder = found
+            j, gap, binder, loose = found
             cue = seq[j].cue
             assert cue is not None
             glued = seq[j].end == item.start or item.end == seq[j].start  # "tp8", "32k-token"
             for attribute, pref in cue.readings:
+                if loose and pref != "B":
+                    continue
                 score = _score(item.token, attribute, pref, side, gap, binder)
                 if score is not None:
                     candidates.append((score + (2.0 if glued else 0.0), -abs(j - i), i, j, attribute))

@@ -26,10 +26,10 @@ _NAME = re.compile(
     r"(?P<core>(?:rtx|gtx)[\s\-]*(?:pro[\s\-]*)?a?\d{3,4}(?![\d.])"
     r"|rx[\s\-]*\d{3,4}|titan[\s\-]*(?:rtx|xp|x|v)?|(?:gh|gb)\d{3}|mi[\s\-]?\d{3}[a-z]?"
     r"|6000[\s\-]*ada|h\d{2,3}|a\d{2,4}g?|b\d{3}a?|l\d{2}s?|v100|k80|p100|[tl]4|[1-5]0[5-9]0)"
-    r"(?P<variant>(?:[\s\-_]*(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
+    r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
     r"|xtx|xt|gre|ultra))*)"
-    r"(?P<mem>[\s\-_]*\d{1,3}\s*(?:gb|gib|g)(?![a-z0-9])"
-    r"|[\s\-_]+(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
+    r"(?P<mem>[\s\-_]{0,3}\d{1,3}\s?(?:gb|gib|g)(?![a-z0-9])"
+    r"|[\s\-_]{1,3}(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
 _CONSUMER = re.compile(r"rtx|gtx|geforce|titan|radeon|\brx\b|\barc\b|^\s*\d{4}\b")
@@ -80,13 +80,13 @@ def find_gpu_names(scan: Scan) -> list[GpuMention]:
     for m in _NAME.finditer(view):
         if len(out) >= MAX_MATCHES:
             break
-        if not scan.free(m.start(), m.end()):
+        if not scan.free(m.start("core"), m.end("core")):
             continue
         core = m.group("core")
         bare = _BARE_NUMBER.fullmatch(core) is not None and not m.group("vendor")
-        if bare and _KEY_BEFORE.search(view[max(0, m.start() - 8):m.start()]):
-            continue  # "--port 5050", "seq=2048"
         mention = _mention(scan, m)
+        if bare and mention.gpu is None and _KEY_BEFORE.search(view[max(0, m.start() - 8):m.start()]):
+            continue  # "--port 5050"
         if mention.gpu is not None or not bare or m.group("mem") or m.group("variant") or m.group("plural") \
                 or _CARD_BEFORE.search(view[max(0, m.start() - 10):m.start()]):
             out.append(mention)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 
 from service.core.hardware.gpus import find_gpu
+from service.parser.binding import items
 from service.parser.gpu_names import GpuMention, find_gpu_names
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
+from service.parser.tokens import tokenize
 
 _BEFORE = re.compile(
     rf"(?:(?<![\w.])(?P<nodes>{COUNT})\s*(?:x|\*)?\s*(?:nodes?|machines?|servers?|boxes|hosts)\s*"
     r"(?:of|with|x|\*|,|each with)?\s*)?"
-    rf"(?:(?<![\w.])(?P<count>{COUNT})\s*(?:x|\*|×|-)?\s*(?:of\s+(?:those|these|the|them|our)\s+)?)?"
+    rf"(?:(?<![\w.])(?P<count>{COUNT})\s{{0,3}}(?:x|\*|×|-)?\s{{0,3}}(?:of\s+(?:those|these|the|them|our)\s+)?)?"
     r"(?:\d{2,3}\s*gb\s+)?$"
 )
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
@@ -72,13 +74,36 @@ def _memory_only(scan: Scan) -> None:
         return
 
 
+def _taken(view: str, at: int) -> bool:
+    """The number at ``at`` follows a key that takes its number after it and has none yet
+    ("ctx 32768 t4", "concurrency=100 rtx4090"), so it is not a count of the GPU that follows;
+    in "8k context 64 rtx4090" the context has its number and 64 counts GPUs."""
+    if re.match(r"\s*\d+\s*x", view[at:at + 8]):  # "64x h100" is a count
+        return False
+    window = view[max(0, at - 40):at]
+    near = items(tokenize(window))
+    if not near or near[-1].end < len(window.rstrip()):
+        return False  # a claimed name lies between
+    head = [i for i in near if i.kind not in ("glue", "fill")]
+    if not head:
+        return False
+    last = head[-1]
+    if last.kind == "bind":
+        return "=" in last.text or ":" in last.text
+    takes = last.cue is not None and any(side != "B" and not attribute.startswith(("unused.", "unsupported."))
+                                         for attribute, side in last.cue.readings)
+    return takes and not (len(head) > 1 and head[-2].kind == "num")
+
+
 def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     view = scan.view()
     start, end = mention.start, mention.end
     before = _BEFORE.search(view[max(0, start - 60):start])
     nodes = count(before.group("nodes")) if before and before.group("nodes") else None
     per = count(before.group("count")) if before and before.group("count") else None
-    if before and (nodes or per):
+    if before and per is not None and not nodes and _taken(view, start - len(before.group(0))):
+        per = None  # "context 32768 T4 x2": 32768 is the context's
+    elif before and (nodes or per):
         start = start - len(before.group(0))
     alternative = _ALTERNATIVE.search(view[max(0, start - 24):start]) if per is not None else None
     if alternative is not None and count(alternative.group("n")) is not None:

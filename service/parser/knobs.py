@@ -34,7 +34,7 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 
 RULES: tuple[Rule, ...] = (
     # KV cache dtype before bare dtypes
-    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]*kv\b(?:[\s\-_]*cache)?", "kv_cache_dtype", G),
+    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv\b(?:[\s\-_]*cache)?", "kv_cache_dtype", G),
     _r(r"\bkv[\s\-_]*(?:cache)?[\s\-_]*(?:dtype)?\s*(?:in|=|:|at|as)?\s*[\"']?(fp8|int8|int4|fp16|bf16)",
        "kv_cache_dtype", G),
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),

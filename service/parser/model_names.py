@@ -27,19 +27,20 @@ _FAMILY_SIZE = re.compile(
     r"(?:[\s\-_]*(?:instruct|chat|base|it|hf))?[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?(?P<unit>[bm])\b"
 )
 _BARE = re.compile(
-    r"(?<![\w.$])(?P<neg>-\s?)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
+    r"(?<![\w.$])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
     r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
 )
 _NOT_PARAMS = re.compile(
-    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd|/"
-    r"|per\b|\$)"
+    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd"
+    r"|/\s*(?:s|sec|h|hr|hour|day|mo|month)\b|per\b|\$)"
 )
 # "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
 _NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
                         "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
-_NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama"})
+_NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama",
+                      "deepspeed", "megatron", "pytorch", "gemm", "mistake", "falcons"})
 _MAX_WINDOW = 5
 # Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
 _TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"

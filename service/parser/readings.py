@@ -52,7 +52,7 @@ def read_quantities(scan: Scan) -> list[str]:
     for i, item in enumerate(seq):
         if item.kind == "num" and item.token is not None and i not in bound_at:
             unread = _by_unit(scan, item.token)
-            if unread and not item.token.spelled and not _attached(seq, i):
+            if unread and not item.token.spelled and not _attached(seq, i) and not scan.stale(item.start):
                 ignored.append(_written(scan, seq, i))
     return list(dict.fromkeys(w for w in ignored if w))[:MAX_IGNORED]
 

@@ -14,6 +14,7 @@ from itertools import islice
 from service.parser.tokens import CLAIMED
 from service.parser.types import Finding
 
+_STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
 MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
 NEAR = 80  # characters around a trigger word that a pattern containing it can span
 
@@ -101,6 +102,10 @@ class Scan:
         while end > start and chars[end - 1].isspace():
             end -= 1
         return all(chars[i] == low[i] for i in range(start, end))
+
+    def stale(self, start: int) -> bool:
+        """True when the words before ``start`` retire what follows ("instead of 16", "from 8")."""
+        return _STALE.search(self.low[max(0, start - 16):start]) is not None
 
     def values(self, field: str) -> list[object]:
         return [f.value for f in self.findings if f.field == field]

@@ -22,7 +22,7 @@ _TOKEN = re.compile(
     r"(?P<ent>\x00+)"
     r"|(?P<dotted>\d+(?:\.\d+){2,}|v\d+(?:\.\d+)+)"  # versions, addresses: not quantities
     r"|(?P<num>(?P<sign>(?:(?<=[\s=:(\[,\"'])|^)-(?=\d))?(?P<cur>\$\s?)?"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:\.\d+)?|\.\d+)(?P<exp>e[+-]?\d{1,3})?"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?![\dkmbt])|\d+(?:\.\d+)?|\.\d+)(?P<exp>e[+-]?\d{1,3})?"
     r"(?P<unit>(?:k|m|b|bn|t|x|gb|gib|g|tb|mb)(?![a-z0-9])|\s?(?:gb|gib|tb)(?![a-z0-9])|\s?%|\$"
     r"|\s?(?:thousand|million|billion|trillion|usd|dollars?|bucks)(?![a-z]))?)"
     r"|(?P<word>[a-z][a-z0-9]*(?:'[a-z]{1,2})?)"

@@ -114,7 +114,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         data parallel degree
     """),
     ("lora_rank", "A", """
-        r, rank, lora r, lora rank, lora dim, adapter rank, lora rank of, rank of, lora
+        r, rank, lora r, lora rank, lora dim, adapter rank, lora rank of, rank of
     """),
     ("tokens", "B", """
         tokens, token, toks, tok, training tokens, train tokens, tokens of data, tokens of text,
@@ -191,7 +191,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         save, eval, num train samples, gpu memory, val set size, num gpu blocks override,
         lr warmup iters, log interval, save interval, eval interval, eval iters, train iters,
         lr decay iters, min lr, clip grad, adam beta1, adam beta2, adam eps, init method std,
-        hidden dropout, attention dropout, beta1, beta2, eps, host, cuda visible devices,
+        hidden dropout, attention dropout, beta1, beta2, eps, cuda visible devices,
         micro batch size eval, rope theta, max position embeddings, rope scaling factor, torch compile
     """),
     ("unsupported.time", "B", """
