@@ -64,15 +64,18 @@ TRAIN_WORDS = ("train", "pretrain", "training", "full training of", "pre-train",
 FINETUNE_WORDS = ("finetune", "fine-tune", "sft", "full finetune", "fine tuning")
 LORA_WORDS = ("lora", "LoRA fine-tune", "lora finetune", "LoRA")
 PREFIXES = ("", "", "hey ", "quick q: ", "hi all, ", "question: ", "can we ", "do we have enough to ",
-            "@fitcheck ", "sanity check: ", "trying to ", "need to ")
+            "@fitcheck ", "sanity check: ", "trying to ", "need to ", "Hi @fitcheck - ",
+            "quick sanity check, ", "FYI ", "Q: ", "help: ")
 SUFFIXES = ("", "", "?", " - will it fit?", " does that fit", " thx", " pls", " (for a demo next week)",
-            ", what do you think?", " - enough memory?", " :)")
+            ", what do you think?", " - enough memory?", " :)", " - is that doable?",
+            " (asking for a friend)", " lmk", " cc alice")
 HOW_MANY = (" how many gpus?", ", how many do we need?", " - how many gpus do i need",
             " what's the min number of gpus")
-SEPARATORS = (", ", " ", "; ", " / ", " | ", "\n", " - ", ", and ", " with ", ",")
+SEPARATORS = (", ", " ", "; ", " / ", " | ", "\n", " - ", ", and ", " with ", ",", "\t", " + ", " // ", ". ")
 # numbers that belong to no field: the parser must say it ignored them
 STRAY = (("for 3 epochs", "3 epochs"), ("budget is 2 weeks", "2 weeks"),
-         ("we have 5 engineers", "5 engineers"), ("ETA 10 days", "10 days"))
+         ("we have 5 engineers", "5 engineers"), ("ETA 10 days", "10 days"), ("for 2 teams", "2 teams"),
+         ("about 30 minutes per run", "30 minutes"), ("dataset is 100 GB", "100 GB"))
 CONTEXTS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 USERS = (1, 2, 4, 8, 16, 32, 50, 64, 100, 128, 256)
 COUNTS = (1, 2, 4, 8, 16, 32, 64)
@@ -110,7 +113,11 @@ def context(r: random.Random, n: int) -> str:
              f"max_model_len {n}", f"{k} context window", f"context length: {k}", f"at {k} context",
              f"with a {k} context", f"{k} tokens of context", f"sequence length {n}",
              f"max seq len {k}", f"{k} seq len", f"{k} context length", f"ctx={k}", f"ctx len {n}",
-             f"{K} ctx", f"context window of {K}", f"{k} sequence length")
+             f"{K} ctx", f"context window of {K}", f"{k} sequence length",
+             # second set, added later (also written before running them)
+             f"{k} window", f"{n} tokens context", f"context ~{k}", f"{K} tokens context", f"ctx_len={n}",
+             f"--max-model-len {n}", f"sequences of {n} tokens", f"at {n} seq length", f"{k}-token context",
+             f"{k} ctx window", f"max context {k}", f"seq_length: {n}", f"{K} context size")
     return r.choice(forms)
 
 
@@ -121,7 +128,12 @@ def users(r: random.Random, n: int) -> tuple[str, str]:
     forms = (f"{n} users", f"for {n} concurrent", f"{n} concurrent users", f"{n} parallel requests",
              f"{n} concurrent requests", f"concurrency {n}", f"concurrency={n}", f"{n} simultaneous users",
              f"{n} concurrent", f"{n} concurrent sequences", f"{n} reqs in parallel",
-             f"max {n} concurrent", f"{n} ppl at once", f"{n} concurrent streams", f"max_num_seqs {n}")
+             f"max {n} concurrent", f"{n} ppl at once", f"{n} concurrent streams", f"max_num_seqs {n}",
+             f"{n} concurrent chats", f"{n} active sessions", f"up to {n} users at a time",
+             f"{n} users in parallel",
+             f"--max-num-seqs {n}", f"max_concurrency={n}", f"{n} simultaneous requests",
+             f"{n} users concurrently",
+             f"{n} concurrent clients")
     if r.random() < 0.2:
         return r.choice((f"batch {n}", f"bs={n}", f"batch size {n}", f"batch of {n}")), "batch"
     return r.choice(forms), "concurrent"
@@ -131,12 +143,17 @@ def micro_batch(r: random.Random, n: int) -> str:
     return r.choice((f"mbs {n}", f"micro batch {n}", f"micro-batch size {n}", f"per-device batch {n}",
                      f"micro_batch_size: {n}", f"per_device_train_batch_size={n}", f"mbs={n}",
                      f"micro bs {n}", f"{n} per gpu", f"micro batch of {n}", f"bs {n} per gpu",
-                     f"batch size {n} per device"))
+                     f"batch size {n} per device", f"micro-batch={n}", f"mbs:{n}",
+                     f"train_micro_batch_size_per_gpu: {n}", f"--micro-batch-size {n}",
+                     f"{n} samples per gpu",
+                     f"per gpu batch of {n}"))
 
 
 def global_batch(r: random.Random, n: int) -> str:
     return r.choice((f"gbs {n}", f"global batch {n}", f"global batch size of {n}",
-                     f"global_batch_size={n}", f"gbs={n}", f"{n} global batch", f"global bs {n}"))
+                     f"global_batch_size={n}", f"gbs={n}", f"{n} global batch", f"global bs {n}",
+                     f"--global-batch-size {n}", f"effective batch {n}", f"train_batch_size: {n}",
+                     f"global batch of {n}"))
 
 
 def _plural(name: str) -> str:
@@ -154,7 +171,8 @@ def gpus(r: random.Random, gpu: str, count: int | None, serving: bool) -> str:
                          f"on 1 {name}", f"single {name}", f"one {name} gpu"))
     forms = [f"{count}x {name}", f"{count}x{name}", f"{count} {_plural(name)}", f"{count} x {name}",
              f"{name} x{count}", f"{name} x {count}", f"on {count} {name}", f"{count}× {name}",
-             f"{count} {name} gpus", f"{count} {name} cards", f"{name} * {count}", f"on {count}x {name}"]
+             f"{count} {name} gpus", f"{count} {name} cards", f"{name} * {count}", f"on {count}x {name}",
+             f"{count} GPUs ({name})", f"{count}x{name} cluster", f"{count} x {name} cards"]
     if count == 8:
         forms.append(f"a node of 8 {_plural(name)}")
     return r.choice(forms)
@@ -163,36 +181,44 @@ def gpus(r: random.Random, gpu: str, count: int | None, serving: bool) -> str:
 def tensor_parallel(r: random.Random, n: int) -> str:
     return r.choice((f"tp {n}", f"tp={n}", f"TP{n}", f"tensor parallel {n}", f"{n}-way tensor parallel",
                      f"--tensor-parallel-size {n}", f"tp size {n}", f"TP={n}", f"tensor parallelism of {n}",
-                     f"tp{n}"))
+                     f"tp{n}", f"TP: {n}", f"tensor-parallel {n}", f"--tp {n}", f"tp_size={n}",
+                     f"{n}-way TP"))
 
 
 def pipeline_parallel(r: random.Random, n: int) -> str:
     return r.choice((f"pp {n}", f"pp={n}", f"PP{n}", f"pipeline parallel {n}", f"{n}-way pipeline",
-                     f"pipeline parallelism {n}", f"{n} pipeline stages"))
+                     f"pipeline parallelism {n}", f"{n} pipeline stages",
+                     f"--pipeline-model-parallel-size {n}", f"{n} PP stages", f"pp_size={n}"))
 
 
 def zero(r: random.Random, stage: int) -> str:
     return r.choice((f"zero-{stage}", f"ZeRO-{stage}", f"zero{stage}", f"ZeRO stage {stage}", f"z{stage}",
-                     f"deepspeed zero {stage}", f"zero stage {stage}", f"ds zero-{stage}"))
+                     f"deepspeed zero {stage}", f"zero stage {stage}", f"ds zero-{stage}",
+                     f"zero_stage: {stage}",
+                     f"ZeRO {stage}", f"zero-{stage} (deepspeed)"))
 
 
-TRAIN_PRECISION = {"bf16_mixed": ("bf16", "in bf16", "bf16 mixed precision", "mixed precision bf16", "BF16"),
+TRAIN_PRECISION = {"bf16_mixed": ("bf16", "in bf16", "bf16 mixed precision", "mixed precision bf16", "BF16",
+                                  "bf16 amp", "mixed_precision: bf16", "--bf16"),
                    "fp16_mixed": ("fp16", "in fp16", "fp16 mixed"),
                    "fp32": ("fp32", "in fp32", "full fp32"),
                    "fp8": ("fp8", "FP8", "in fp8")}
-SERVE_QUANT = {"awq": ("awq", "AWQ", "awq 4-bit", "in awq"),
-               "gptq": ("gptq", "GPTQ", "gptq quantized"),
+SERVE_QUANT = {"awq": ("awq", "AWQ", "awq 4-bit", "in awq", "awq int4", "4-bit awq", "--quantization awq"),
+               "gptq": ("gptq", "GPTQ", "gptq quantized", "gptq 4bit"),
                "int4": ("int4", "4-bit", "4bit", "in 4 bit", "INT4"),
-               "int8": ("int8", "8-bit", "8bit", "INT8", "in int8"),
+               "int8": ("int8", "8-bit", "8bit", "INT8", "in int8", "quantized to int8"),
                "fp8": ("fp8", "FP8 weights", "in fp8", "fp8 quantized"),
                "bf16": ("bf16", "in bf16", "BF16")}
 KV_FORMS = ("fp8 kv cache", "kv cache fp8", "fp8 kv", "kv in fp8", "--kv-cache-dtype fp8",
-            "kv_cache_dtype=fp8", "FP8 KV cache", "kv cache in fp8")
+            "kv_cache_dtype=fp8", "FP8 KV cache", "kv cache in fp8", "kv-cache fp8",
+            "--kv-cache-dtype fp8_e5m2",
+            "fp8 kvcache", "kv_cache_dtype: fp8")
 
 
 def lora_rank(r: random.Random, n: int) -> str:
     return r.choice((f"r={n}", f"rank {n}", f"lora r {n}", f"lora rank {n}", f"r {n}", f"rank={n}",
-                     f"lora_r: {n}", f"r{n}"))
+                     f"lora_r: {n}", f"r{n}", f"lora_r={n}", f"r: {n}", f"--lora_r {n}", f"rank-{n} lora",
+                     f"LoRA (r={n})"))
 
 
 def _model(r: random.Random) -> Piece:

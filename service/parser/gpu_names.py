@@ -23,7 +23,7 @@ from service.parser.types import Unknown
 _NAME = re.compile(
     r"(?:(?<=\dx)|(?<=\d x)|(?<=\d\*)|(?<![a-z0-9.\-/$]))"
     r"(?P<vendor>(?:(?:nvidia|amd|intel|geforce|tesla|quadro|radeon|instinct|arc)[\s\-]*){0,3})"
-    r"(?P<core>(?:rtx|gtx)[\s\-]*(?:pro[\s\-]*)?a?\d{3,4}(?![\d.])"
+    r"(?P<core>(?:rtx|gtx)[\s\-]*(?:pro[\s\-]*)?a?\d{3,4}(?!\d)"
     r"|rx[\s\-]*\d{3,4}|titan[\s\-]*(?:rtx|xp|x|v)?|(?:gh|gb)\d{3}|mi[\s\-]?\d{3}[a-z]?"
     r"|6000[\s\-]*ada|h\d{2,3}|a\d{2,4}g?|b\d{3}a?|l\d{2}s?|v100|k80|p100|[tl]4|[1-5]0[5-9]0)"
     r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"

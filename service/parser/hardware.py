@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from service.core.hardware.gpus import find_gpu
-from service.parser.binding import items
+from service.parser.binding import bind, items
 from service.parser.gpu_names import GpuMention, find_gpu_names
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
@@ -74,34 +74,27 @@ def _memory_only(scan: Scan) -> None:
         return
 
 
-def _taken(view: str, at: int) -> bool:
-    """The number at ``at`` follows a key that takes its number after it and has none yet
-    ("ctx 32768 t4", "concurrency=100 rtx4090"), so it is not a count of the GPU that follows;
-    in "8k context 64 rtx4090" the context has its number and 64 counts GPUs."""
-    if re.match(r"\s*\d+\s*x", view[at:at + 8]):  # "64x h100" is a count
+def _taken(marked: str, at: int, end: int) -> bool:
+    """The number at ``at:end`` before a GPU name is bound by the binder to a key before it
+    ("ctx 32768 t4", "concurrency=100 rtx4090"), so it does not count that GPU; in
+    "8k context 64 rtx4090" the context has its number and 64 counts GPUs."""
+    if re.match(r"\s*\d+\s*[x*]", marked[at:end + 3]):  # "16x mi300x" is a count
         return False
-    window = view[max(0, at - 40):at]
-    near = items(tokenize(window))
-    if not near or near[-1].end < len(window.rstrip()):
-        return False  # a claimed name lies between
-    head = [i for i in near if i.kind not in ("glue", "fill")]
-    if not head:
-        return False
-    last = head[-1]
-    if last.kind == "bind":
-        return "=" in last.text or ":" in last.text
-    takes = last.cue is not None and any(side != "B" and not attribute.startswith(("unused.", "unsupported."))
-                                         for attribute, side in last.cue.readings)
-    return takes and not (len(head) > 1 and head[-2].kind == "num")
+    seq = items(tokenize(marked[max(0, at - 60):end]))
+    last = len(seq) - 1
+    return seq[-1].kind == "num" and any(
+        b.index == last and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
 
 
 def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     view = scan.view()
     start, end = mention.start, mention.end
-    before = _BEFORE.search(view[max(0, start - 60):start])
+    base = max(0, start - 60)
+    before = _BEFORE.search(view[base:start])
     nodes = count(before.group("nodes")) if before and before.group("nodes") else None
     per = count(before.group("count")) if before and before.group("count") else None
-    if before and per is not None and not nodes and _taken(view, start - len(before.group(0))):
+    if before and per is not None and not nodes \
+            and _taken(scan.marked(), base + before.start("count"), base + before.end("count")):
         per = None  # "context 32768 T4 x2": 32768 is the context's
     elif before and (nodes or per):
         start = start - len(before.group(0))

@@ -34,7 +34,7 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 
 RULES: tuple[Rule, ...] = (
     # KV cache dtype before bare dtypes
-    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv\b(?:[\s\-_]*cache)?", "kv_cache_dtype", G),
+    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
     _r(r"\bkv[\s\-_]*(?:cache)?[\s\-_]*(?:dtype)?\s*(?:in|=|:|at|as)?\s*[\"']?(fp8|int8|int4|fp16|bf16)",
        "kv_cache_dtype", G),
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
@@ -51,7 +51,7 @@ RULES: tuple[Rule, ...] = (
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
     _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
-    _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:[=:]\s*)?([0-3])(?![\d.])", "zero_stage", G),
+    _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:[=:]\s*)?([0-3])(?!\d|\.\d)", "zero_stage", G),
     _r(r"\bz([0-3])\b", "zero_stage", G),
     _r(r"\b(?:ds|deepspeed)[\s\-_]*(?:z|zero|stage)[\s\-_]*([0-3])(?![0-9])", "zero_stage", G),
     _r(r"[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),

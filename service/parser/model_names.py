@@ -31,8 +31,8 @@ _BARE = re.compile(
     r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
 )
 _NOT_PARAMS = re.compile(
-    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd"
-    r"|/\s*(?:s|sec|h|hr|hour|day|mo|month)\b|per\b|\$)"
+    r"[ \t]*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd"
+    r"|/\s*(?:s|sec|h|hr|hour|day|mo|month)\b|per[ \t]+(?:s|sec|second|hour|day|step|month)\b|\$)"
 )
 # "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
 _NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")

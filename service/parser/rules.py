@@ -22,6 +22,7 @@ from service.parser.types import Unknown, Variant
 DEFAULT_GPU = "h100-80gb"
 DEFAULT_TASK = "train"
 MAX_CONTEXT = 10_000_000
+SHORT_TOKENS = 1_000_000  # fewer training tokens than this is a sequence length
 TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
 NOTHING = "I couldn't find a question about a model or a GPU in that."
 _TRAIN_DTYPE = {"bf16": "bf16_mixed", "fp16": "fp16_mixed", "fp32": "fp32", "fp8": "fp8"}
@@ -76,8 +77,7 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         elif not ordered.get("micro_batch"):
             ordered["micro_batch"] = [batch]
             notes.append(f"batch size {batch} read as the per-GPU micro-batch")
-    if task == "infer":
-        _tokens_as_context(ordered, notes)
+    _tokens_as_context(ordered, notes, task)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task != "finetune":
@@ -88,12 +88,16 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered["finetune_method"] = ["lora"]
 
 
-def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str]) -> None:
-    """Serving has no training tokens: "at 4096 tokens", "prompts of 2k tokens" is the context."""
+def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str], task: str) -> None:
+    """Serving has no training tokens, and nobody trains on a few thousand: "at 4096 tokens",
+    "sequences of 2048 tokens", "prompts of 2k tokens" are the context."""
     tokens = [t for t in ordered.pop("tokens", []) if isinstance(t, int | float)]
-    if ordered.get("seq_len") or not tokens:
+    short = tokens if task == "infer" else [t for t in tokens if 0 < t < SHORT_TOKENS]
+    if task != "infer" and len(short) < len(tokens):
+        ordered["tokens"] = [t for t in tokens if t not in short]
+    if ordered.get("seq_len") or not short:
         return
-    value = tokens[0]
+    value = short[0]
     if value == int(value) and 1 <= value <= MAX_CONTEXT:
         ordered["seq_len"] = [int(value)]
         notes.append(f"{int(value):,} tokens read as the context length")

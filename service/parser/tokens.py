@@ -18,7 +18,7 @@ from service.parser.numbers import to_float
 CLAIMED = "\x00"  # what a claimed character becomes in the tokenized view
 MAX_TOKENS = 4000  # a 10,000-character paste has fewer; beyond this the rest is not read
 
-_TOKEN = re.compile(
+_PATTERN = (
     r"(?P<ent>\x00+)"
     r"|(?P<dotted>\d+(?:\.\d+){2,}|v\d+(?:\.\d+)+)"  # versions, addresses: not quantities
     r"|(?P<num>(?P<sign>(?:(?<=[\s=:(\[,\"'])|^)-(?=\d))?(?P<cur>\$\s?)?"
@@ -26,10 +26,15 @@ _TOKEN = re.compile(
     r"(?P<unit>(?:k|m|b|bn|t|x|gb|gib|g|tb|mb)(?![a-z0-9])|\s?(?:gb|gib|tb)(?![a-z0-9])|\s?%|\$"
     r"|\s?(?:thousand|million|billion|trillion|usd|dollars?|bucks)(?![a-z]))?)"
     r"|(?P<word>[a-z][a-z0-9]*(?:'[a-z]{1,2})?)"
-    r"|(?P<sep>\n|[,;|()\[\]{}!?&]|\.(?!\d)|(?<=\s)-+(?=\s))"
+    r"|(?P<sep>\n|[,;|()\[\]{}!?&+]|\.(?!\d)|(?<=\s)[\-/]+(?=\s)|//)"
     r"|(?P<glue>[_\-/.]+)"
-    r"|(?P<bind>[=:~\"'`*@#+<>\\]+)"
+    r"|(?P<bind>[=:~\"'`*@#<>\\]+)"
 )
+_TOKEN = re.compile(_PATTERN)
+# Someone who writes "tp 4,micro batch 2,256 global batch" uses commas as separators, not as
+# thousands separators: "2,256" is two numbers there.
+_NO_GROUPS = re.compile(_PATTERN.replace(r"\d{1,3}(?:,\d{3})+(?![\dkmbt])|", ""))
+_BARE_COMMA = re.compile(r",[a-z]")
 _GLUED = re.compile(r"^(tp|pp|cp|ep|dp|r|bs|mbs|gbs|x|ga)(\d{1,6})$")
 SPELLED: dict[str, int] = {
     "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
@@ -84,7 +89,8 @@ def _word(m: re.Match[str]) -> list[Token]:
 def tokenize(view: str) -> list[Token]:
     """Tokens of ``view`` (the lowercased message with claimed spans as ``CLAIMED``)."""
     out: list[Token] = []
-    for m in _TOKEN.finditer(view):
+    pattern = _NO_GROUPS if _BARE_COMMA.search(view) else _TOKEN
+    for m in pattern.finditer(view):
         kind = m.lastgroup or ""  # the outer group closes last, so this is the token's kind
         if kind == "num":
             token = _number(m)

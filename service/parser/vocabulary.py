@@ -99,7 +99,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("pp", "E", """
         pp, pipeline parallel, pipeline parallelism, pipeline parallel size,
         pipeline model parallel size, pp size, pipeline, pp degree, pipeline model parallel,
-        pipeline parallel degree, pipeline parallelism of, pipeline stages, pipeline stage, stages
+        pipeline parallel degree, pipeline parallelism of
+    """),
+    ("pp", "B", """
+        pp stages, pipeline stages, pipeline stage, stages, stage pipeline, stage pp
     """),
     ("cp", "E", """
         cp, context parallel, context parallelism, context parallel size, cp size,
@@ -121,7 +124,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         tokens of training data, token dataset, tokens dataset
     """),
     ("tokens", "A", """
-        num tokens, train tokens, total tokens, dataset tokens, tokens, dataset size, training tokens,
+        num tokens, train tokens, total tokens, dataset tokens, dataset size, training tokens,
         token budget
     """),
     ("mfu", "E", """
