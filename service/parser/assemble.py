@@ -11,6 +11,7 @@ from service.parser.compare import variants
 from service.parser.followup import REQUEST_FIELDS, merge
 from service.parser.intent import Cues, cues
 from service.parser.maximum import asked
+from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
 from service.parser.types import Finding, Parsed, Unknown
 
@@ -49,6 +50,7 @@ def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
         fields.pop("params_b", None)
     notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
     notes += scan.notes
+    apply_scaling(ordered.get("_scale", []), fields, prev, task, notes, ignored)
     if ignored:
         notes.insert(0, "didn't use: " + ", ".join(ignored))
     how_many = bool(ordered.get("_how_many"))
@@ -90,8 +92,8 @@ def _nothing(scan: Scan, ignored: list[str]) -> str:
     if looks_like_sql(scan.low):
         return SQL
     if ignored:
-        return (f"I couldn't tell what {ignored[0]} refers to. Say it with what it counts, e.g. "
-                "`8 gpus`, `32k context`, `16 users`, `tp 4`.")
+        return (f"I couldn't use {ignored[0]} on its own: say what it counts, e.g. `8 gpus`, "
+                "`32k context`, `16 users`, `tp 4`, and the model and GPU if this starts a thread.")
     return rules.NOTHING
 
 

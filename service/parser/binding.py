@@ -8,7 +8,8 @@ ends the search. Each (number, cue) pair that the cue's attribute accepts gets a
 people write that attribute's number on, an ``=``/``:`` between them, fewer words between, a value
 in the attribute's plausible range, a suffix that fits it (32k for a context). Pairs are taken
 best first; a number and a cue are each used once ("32k ctx 8 users": 8 is too short for a
-context, so "ctx" takes 32k and "users" takes 8), except comparison lists ("4k or 8k context").
+context, so "ctx" takes 32k and "users" takes 8), except comparison lists ("4k or 8k context") and
+phrases with two readings ("4 nodes of 8": the nodes before, the GPUs per node after).
 """
 
 from __future__ import annotations
@@ -159,13 +160,13 @@ def bind(seq: list[Item]) -> list[Bound]:
     candidates = _prefer_only_choices(candidates)
     candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))
     used_numbers: set[int] = set()
-    used_cues: set[int] = set()
+    used_cues: set[tuple[int, str]] = set()  # a cue with two readings takes one number for each
     out: list[Bound] = []
     for score, _, i, j, attribute in candidates:
-        if i in used_numbers or j in used_cues:
+        if i in used_numbers or (j, attribute) in used_cues:
             continue
         used_numbers.add(i)
-        used_cues.add(j)
+        used_cues.add((j, attribute))
         token = seq[i].token
         assert token is not None
         out.append(Bound(attribute, i, token, seq[j], score))

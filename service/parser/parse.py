@@ -3,8 +3,8 @@
 1. ``normalize``: Slack markup, Unicode, length.
 2. names and switches, each claiming what it read: pasted settings whose value is a word
    (``training_args``), a pasted ``config.json``, model names, switches in words (``knobs``:
-   "zero stage 2" is read before "2 h100" could be), GPU names with their counts (``hardware``),
-   hardware that is not covered (Apple, CPU).
+   "zero stage 2" is read before "2 h100" could be), follow-ups that scale ("2x the context"),
+   GPU names with their counts (``hardware``), hardware that is not covered (Apple, CPU).
 3. ``readings``: the rest as tokens (``tokens``), numbers bound to attributes by type
    (``binding``), findings, and the numbers nothing could read.
 4. ``assemble``: task, intent, comparisons, follow-up merge, questions back.
@@ -23,12 +23,13 @@ from service.parser.model_names import find_models
 from service.parser.normalize import clean
 from service.parser.not_covered import find_not_covered
 from service.parser.readings import read_quantities
+from service.parser.scaling import find_scaling
 from service.parser.scan import Scan
 from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
 
-_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_knobs, find_hardware,
-                       find_not_covered)
+_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_knobs, find_scaling,
+                       find_hardware, find_not_covered)
 CRASH = "Sorry, I couldn't read that one."
 
 

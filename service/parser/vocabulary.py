@@ -88,6 +88,14 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("nodes", "B", """
         nodes, node, machines, machine, servers, server, boxes, box, hosts, instances, pods
     """),
+    ("nodes", "B", """
+        nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
+        nodes x, nodes each with, hosts of, hosts with
+    """),
+    ("gpus_per_node", "A", """
+        nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
+        nodes x, nodes each with, hosts of, hosts with
+    """),
     ("nodes", "A", """
         nnodes, num nodes, num machines, node count, number of nodes, nodes
     """),
