@@ -57,8 +57,8 @@ def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
     fields["task"] = task
     accum = ordered.get("_grad_accum", [None])[0]
     dp = ordered.get("_dp", [None])[0]
-    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
+    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     if not how_many:
         rules.serving_gpus(fields, notes)
     merged = merge(prev, fields, how_many)

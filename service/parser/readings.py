@@ -18,6 +18,7 @@ from service.parser.scan import Scan
 from service.parser.tokens import Token, tokenize
 
 _HIDDEN = ("_batch", "_grad_accum", "_dp", "_per_gpu")  # readings other fields use
+_WORDLIKE = ("word", "fill", "join", "cue")
 _ATTACHED = frozenset({"_", "-", ".", "/"})  # "gpt-4", "out_3": a name's digits, not a quantity
 MAX_IGNORED = 6
 _PREPOSITIONS = frozenset({"on", "for", "with", "and", "to", "in", "at", "of", "per", "or", "from", "but"})
@@ -41,9 +42,8 @@ def read_quantities(scan: Scan) -> list[str]:
             arch_span = [min(arch_span[0], start), max(arch_span[1], end)]
         elif attribute.startswith("unsupported.") or attribute == "_output":
             ignored.append(_text(scan, start, end))
-        elif attribute == "_epochs":
+        elif attribute == "_epochs":  # used with training tokens, else named (``rules.epochs``)
             scan.add("_epochs", as_field(value), start, end, claim=False)
-            ignored.append(_text(scan, start, end))
         elif not attribute.startswith("unused."):
             scan.add(attribute, as_field(value), start, end, note)
     if arch:
@@ -99,14 +99,13 @@ def _by_unit(scan: Scan, token: Token) -> bool:
 
 
 def _attached(seq: list[Item], i: int) -> bool:
-    """A number glued to a word by ``_ - . /`` is part of a name ("gpt-4", "run_3")."""
-    num = seq[i]
-    if i >= 2 and seq[i - 1].kind == "glue" and seq[i - 1].text in _ATTACHED and seq[i - 2].kind == "word" \
-            and seq[i - 2].end == seq[i - 1].start and seq[i - 1].end == num.start:
-        return True
-    if i + 2 < len(seq) and seq[i + 1].kind == "glue" and seq[i + 1].text in _ATTACHED \
-            and seq[i + 2].kind == "word":
-        return num.end == seq[i + 1].start and seq[i + 1].end == seq[i + 2].start
+    """A number glued to a word by ``_ - . /`` is part of a name ("gpt-4", "run_3", "load_in_8bit")."""
+    for glue, word in ((i - 1, i - 2), (i + 1, i + 2)):
+        if min(glue, word) >= 0 and max(glue, word) < len(seq) and seq[glue].kind == "glue" \
+                and seq[glue].text in _ATTACHED and seq[word].kind in _WORDLIKE:
+            left, right = sorted((seq[i], seq[glue], seq[word]), key=lambda x: x.start)[::2]
+            if right.start - left.end == len(seq[glue].text):
+                return True
     return False
 
 

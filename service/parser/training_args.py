@@ -53,6 +53,7 @@ def find_training_args(scan: Scan) -> None:
             scan.claim(m.start(), m.end())
     for m in scan.finditer(_DS_FILE):
         scan.add("zero_stage", int(m.group("stage")), m.start(), m.end())
+        scan.add("framework", "deepspeed", m.start(), m.end())
     for m in scan.finditer(_MIXED, limit=1):
         value = m.group("value")
         scan.add("precision", "fp32" if value == "no" else value if value == "fp8" else f"{value}_mixed",

@@ -22,7 +22,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         ctx size, ctx window, seq, seq len, seq length, seqlen, sequence length, sequence len, sequence,
         max model len, max len, max length, max seq len, max seq length, max sequence length,
         max seqlen, max sequence len, cutoff len, block size, model max length, max total tokens,
-        max input length, max input tokens, window, context length of, token context, tokens of context,
+        window, context length of, token context, tokens of context,
         tokens context, token ctx, tokens ctx, tok ctx, tokens of ctx, token window, token seq,
         token sequences, tokens per sequence, tokens per sample, token sequence, prompt, prompts,
         prompt length, prompt len, input length, input len, input tokens, tokens in, max prompt length,
@@ -204,6 +204,15 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         lr decay iters, min lr, clip grad, adam beta1, adam beta2, adam eps, init method std,
         hidden dropout, attention dropout, beta1, beta2, eps, cuda visible devices,
         micro batch size eval, rope theta, max position embeddings, rope scaling factor, torch compile
+    """),
+    ("unused.setting", "A", """
+        gradient clipping, grad clip, clip grad norm, overlap comm, reduce bucket size, allgather bucket size,
+        stage3 prefetch bucket size, stage3 param persistence threshold, stage3 max live parameters,
+        stage3 max reuse distance, sub group size, steps per print, loss scale, initial scale power,
+        loss scale window, hysteresis, min loss scale, max input length, max input tokens,
+        max batch prefill tokens, max batch total tokens, waiting served ratio, max waiting tokens,
+        evals per epoch, saves per epoch, num proc, dataloader num workers, preprocessing num workers,
+        lora fan in fan out, early stopping patience, rdzv, master port, nccl timeout, timeout
     """),
     ("unsupported.time", "B", """
         days, day, hours, weeks, week, months, month, minutes, mins, seconds, secs, hrs, years, h, hr,
