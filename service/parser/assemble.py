@@ -16,6 +16,7 @@ from service.parser.scan import Scan
 from service.parser.types import Finding, Parsed, Unknown
 
 MODEL_FIELDS = ("model", "params_b", "arch")
+MAX_IGNORED = 6  # a long paste's unread numbers: the first few are enough to say
 
 
 def ordered_values(scan: Scan) -> dict[str, list[Any]]:
@@ -30,7 +31,7 @@ def ordered_values(scan: Scan) -> dict[str, list[Any]]:
     return out
 
 
-def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
+def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
     ordered = ordered_values(scan)
     notes: list[str] = []
@@ -38,7 +39,9 @@ def assemble(scan: Scan, ignored: list[str], prev: dict[str, Any]) -> Parsed:
     if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
         notes.append(rules.TASK_NOTE)
     rules.normalize(ordered, task, notes)
-    ignored = ignored + rules.epochs(ordered, scan, notes)
+    unread = [f for f in scan.findings if f.field == "_unread"] + rules.epochs(ordered, scan, notes)
+    ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
+    ignored = ignored[:MAX_IGNORED]
     compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())
     if len(compare) < 2:
         compare_field, compare = None, ()

@@ -33,12 +33,13 @@ _NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find
 CRASH = "Sorry, I couldn't read that one."
 
 
-def scan_text(text: str) -> tuple[Scan, list[str]]:
-    """The findings of every step, and the numbers no step could read (as written)."""
+def scan_text(text: str) -> Scan:
+    """The findings of every step (numbers no step could read are ``_unread`` findings)."""
     scan = Scan(text)
     for extract in _NAMES_AND_SWITCHES:
         extract(scan)
-    return scan, read_quantities(scan)
+    read_quantities(scan)
+    return scan
 
 
 def parse(text: object, previous: object = None) -> Parsed:
@@ -49,7 +50,6 @@ def parse(text: object, previous: object = None) -> Parsed:
         bad = problem(text, cleaned)
         if bad is not None:
             return Parsed("invalid", {}, prev, problem=bad)
-        scan, ignored = scan_text(expand(cleaned.text))
-        return assemble(scan, ignored, prev)
+        return assemble(scan_text(expand(cleaned.text)), prev)
     except Exception:  # a bug must not take the bot down: say so kindly, the tests find the bug
         return Parsed("invalid", {}, prev, problem=CRASH)

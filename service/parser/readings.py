@@ -19,18 +19,18 @@ from service.parser.tokens import Token, tokenize
 
 _HIDDEN = ("_batch", "_grad_accum", "_dp", "_per_gpu")  # readings other fields use
 _WORDLIKE = ("word", "fill", "join", "cue")
+MAX_UNREAD = 12  # the reply names a few; a long paste's hundredth stray number adds nothing
 _ATTACHED = frozenset({"_", "-", ".", "/"})  # "gpt-4", "out_3": a name's digits, not a quantity
-MAX_IGNORED = 6
 _PREPOSITIONS = frozenset({"on", "for", "with", "and", "to", "in", "at", "of", "per", "or", "from", "but"})
 _UNSAFE = re.compile(r"[^\w .,\-/=:%$]")
 
 
-def read_quantities(scan: Scan) -> list[str]:
-    """Add findings for every number the binder bound; return what stays unread, as written."""
+def read_quantities(scan: Scan) -> None:
+    """Add findings for every number the binder bound, and an ``_unread`` finding (the words as
+    written) for each number nothing could read."""
     seq = items(tokenize(scan.marked()))
     bounds = bind(seq)
     bound_at = {b.index for b in bounds}
-    ignored: list[str] = []
     arch: dict[str, int] = {}
     arch_span = [len(scan.text), 0]
     for b in bounds:
@@ -41,7 +41,7 @@ def read_quantities(scan: Scan) -> list[str]:
             arch[attribute[5:]] = int(value) if value == int(value) else 0
             arch_span = [min(arch_span[0], start), max(arch_span[1], end)]
         elif attribute.startswith("unsupported.") or attribute == "_output":
-            ignored.append(_text(scan, start, end))
+            scan.add("_unread", _text(scan, start, end), start, end, claim=False)
         elif attribute == "_epochs":  # used with training tokens, else named (``rules.epochs``)
             scan.add("_epochs", as_field(value), start, end, claim=False)
         elif not attribute.startswith("unused."):
@@ -49,12 +49,18 @@ def read_quantities(scan: Scan) -> list[str]:
     if arch:
         vocab = arch.pop("vocab", None)
         add_architecture(scan, arch, vocab, arch_span[0], arch_span[1])
+    present = {f.field for f in scan.findings}
+    unread = 0
     for i, item in enumerate(seq):
-        if item.kind == "num" and item.token is not None and i not in bound_at:
-            unread = _by_unit(scan, item.token)
-            if unread and not item.token.spelled and not _attached(seq, i) and not scan.stale(item.start):
-                ignored.append(_written(scan, seq, i))
-    return list(dict.fromkeys(w for w in ignored if w))[:MAX_IGNORED]
+        if item.kind != "num" or item.token is None or i in bound_at:
+            continue
+        if not _by_unit(scan, item.token, present):
+            continue
+        if not item.token.spelled and not _attached(seq, i) and not scan.stale(item.start):
+            scan.add("_unread", _written(scan, seq, i), item.start, item.end, claim=False)
+            unread += 1
+            if unread >= MAX_UNREAD:
+                break
 
 
 def _span(b: Bound) -> tuple[int, int]:
@@ -78,12 +84,13 @@ def _per_gpu(seq: list[Item], b: Bound) -> str:
     return b.attribute
 
 
-def _by_unit(scan: Scan, token: Token) -> bool:
-    """Read an unbound number by its unit when that is unambiguous; True if it stays unread."""
-    fields = {f.field for f in scan.findings}
+def _by_unit(scan: Scan, token: Token, fields: set[str]) -> bool:
+    """Read an unbound number by its unit when that is unambiguous (adding what it read to
+    ``fields``); True if it stays unread."""
     value, unit = token.value, token.unit
     if unit == "x" and "gpu_count" not in fields and value >= 1:
         scan.add("gpu_count", int(value), token.start, token.end, f"{token.text} read as {int(value)} GPUs")
+        fields.add("gpu_count")
         return False
     if "seq_len" not in fields and (
             (unit == "k" and is_power_of_two(value) and value <= 1024)
@@ -91,9 +98,11 @@ def _by_unit(scan: Scan, token: Token) -> bool:
         tokens, note = amount(token, "seq_len")
         scan.add("seq_len", int(tokens), token.start, token.end,
                  note or f"{int(tokens)} read as the context length")
+        fields.add("seq_len")
         return False
     if unit == "t" and "tokens" not in fields:
         scan.add("tokens", value * 1e12, token.start, token.end, f"{token.text} read as training tokens")
+        fields.add("tokens")
         return False
     return True
 

@@ -17,7 +17,7 @@ from service.core.job.request import EstimateRequest
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
 from service.parser.scan import Scan
-from service.parser.types import Unknown, Variant
+from service.parser.types import Finding, Unknown, Variant
 
 DEFAULT_GPU = "h100-80gb"
 DEFAULT_TASK = "train"
@@ -125,9 +125,9 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
 
 
-def epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[str]:
+def epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:
     """"1T tokens, 3 epochs": the tokens seen are 3T. Without tokens, epochs change nothing
-    fitcheck computes: returned as written, to be named as not used."""
+    fitcheck computes: returned, to be named as not used."""
     found = [f for f in scan.findings if f.field == "_epochs"]
     ordered.pop("_epochs", None)
     if not found:
@@ -138,7 +138,8 @@ def epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[
         ordered["tokens"] = [t * count if isinstance(t, int | float) else t for t in tokens]
         notes.append(f"{tokens[0]:.3g} tokens x {count} epochs")
         return []
-    return [" ".join(scan.text[found[0].start:found[0].end].split())]
+    written = " ".join(scan.text[found[0].start:found[0].end].split())
+    return [Finding("_unread", written, found[0].start, found[0].end)]
 
 
 def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -> None:
