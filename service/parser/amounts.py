@@ -23,7 +23,8 @@ def amount(token: Token, attribute: str) -> tuple[float, str]:
     if attribute in LENGTHS and unit in _BINARY:
         if is_power_of_two(abs(value)):
             tokens = value * _BINARY[unit]
-            return tokens, f"{token.text} = {tokens:,.0f} tokens (k = 1024 for power-of-two context lengths)"
+            base = "k = 1024" if unit == "k" else "M = 1024 x 1024"
+            return tokens, f"{token.text} = {tokens:,.0f} tokens ({base} for power-of-two context lengths)"
         return value * _DECIMAL[unit], f"{token.text} = {value * _DECIMAL[unit]:,.0f} tokens (decimal k)"
     if attribute in SHARES:
         return (value / 100 if unit == "%" or value > 1 else value), ""

@@ -36,8 +36,8 @@ _HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:g
 # that size, and the reply says which.
 _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
-    r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g)\b"
-    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at)\b))")
+    r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
+    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
                   48: "l40s-48gb", 80: "h100-80gb", 141: "h200-141gb", 192: "mi300x-192gb"}
 
@@ -67,10 +67,13 @@ def _memory_only(scan: Scan) -> None:
         if not scan.free(m.start("mem"), m.end()):
             continue
         gpu = find_gpu(GPU_FOR_MEMORY[int(m.group("mem"))])
-        scan.add("gpu", gpu.id, m.start("mem"), m.end(),
-                 f"{m.group('mem')} GB read as one {gpu.name}; name the GPU if it is another")
+        before = _BEFORE.search(scan.view()[max(0, m.start("mem") - 30):m.start("mem")])
+        per = count(before.group("count")) if before and before.group("count") else None
+        start = m.start("mem") - len(before.group(0)) if before and per else m.start("mem")
+        scan.add("gpu", gpu.id, start, m.end(),
+                 f"{m.group('mem')} GB read as {gpu.name}; name the GPU if it is another")
         if not scan.values("gpu_count"):
-            scan.add("gpu_count", 1, m.start("mem"), m.end())
+            scan.add("gpu_count", per or 1, start, m.end())
         return
 
 

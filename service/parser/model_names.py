@@ -36,6 +36,7 @@ _NOT_PARAMS = re.compile(
 )
 # "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
 _NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
+_LENGTH_BEFORE = re.compile(r"(?:context|ctx|seq\w*|window|len(?:gth)?)\s*(?:of|=|:|is|at)?\s*$")
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
                         "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
@@ -302,9 +303,10 @@ def _bare_sizes(scan: Scan) -> None:
         unit = m.group("unit")
         tail = view[m.end():m.end() + 20]
         millions = unit in ("m", "million")
-        if not m.group("tail") and (_NOT_PARAMS.match(tail)
-                                    or (millions and _NOT_PARAMS_MILLIONS.match(tail))):
-            continue
+        head = view[max(0, m.start() - 24):m.start()]
+        if not m.group("tail") and (_NOT_PARAMS.match(tail) or (
+                millions and (_NOT_PARAMS_MILLIONS.match(tail) or _LENGTH_BEFORE.search(head)))):
+            continue  # "2m sequences", "context 1M"
         if unit in ("t", "trillion") and not m.group("tail"):
             continue  # "on 3T" is a token count
         if m.start() > 0 and view[m.start() - 1] == "x":

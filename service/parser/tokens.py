@@ -23,7 +23,7 @@ _PATTERN = (
     r"|(?P<dotted>\d+(?:\.\d+){2,}|v\d+(?:\.\d+)+)"  # versions, addresses: not quantities
     r"|(?P<num>(?P<sign>(?:(?<=[\s=:(\[,\"'])|^)-(?=\d))?(?P<cur>\$\s?)?"
     r"(?P<digits>\d{1,3}(?:,\d{3})+(?![\dkmbt])|\d+(?:\.\d+)?|\.\d+)(?P<exp>e[+-]?\d{1,3})?"
-    r"(?P<unit>(?:k|m|b|bn|t|x|gb|gib|g|tb|mb)(?![a-z0-9])|\s?(?:gb|gib|tb)(?![a-z0-9])|\s?%|\$"
+    r"(?P<unit>(?:k|m|b|bn|t|x|gb|gib|g|tb|mb)(?![a-z0-9])|\s?(?:gb|gib|tb|gigs?|gigabytes?)(?![a-z0-9])|\s?%|\$"
     r"|\s?(?:thousand|million|billion|trillion|usd|dollars?|bucks)(?![a-z]))?)"
     r"|(?P<word>[a-z][a-z0-9]*(?:'[a-z]{1,2})?)"
     r"|(?P<sep>\n|[,;|()\[\]{}!?&+]|\.(?!\d)|(?<=\s)[\-/]+(?=\s)|//)"
@@ -41,7 +41,8 @@ SPELLED: dict[str, int] = {
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16, "twenty": 20, "dozen": 12,
     "couple": 2, "pair": 2, "thirty": 30, "fifty": 50, "hundred": 100,
 }
-_UNITS = {"gib": "gb", "g": "gb", "bn": "b", "thousand": "k", "million": "m", "billion": "b",
+_UNITS = {"gib": "gb", "g": "gb", "gig": "gb", "gigs": "gb", "gigabyte": "gb", "gigabytes": "gb", "bn": "b",
+          "thousand": "k", "million": "m", "billion": "b",
           "trillion": "t", "usd": "$", "dollar": "$", "dollars": "$", "bucks": "$"}
 
 
