@@ -46,6 +46,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     if len(compare) < 2:
         compare_field, compare = None, ()
     fields = {k: v[0] for k, v in ordered.items() if k in REQUEST_FIELDS}
+    notes += _second_values(ordered, compare_field)
     for variant in compare:
         for key in variant.changes:
             fields.pop(key, None)
@@ -84,11 +85,28 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     if out_of_range is not None:
         field, message = out_of_range
         kept = {k: v for k, v in merged.items() if k != field}
-        return Parsed("invalid", fields, kept, tuple(notes), problem=message, ignored=said)
+        return Parsed("invalid", fields, kept, tuple(notes), problem=_also(message, said), ignored=said)
     clarify = rules.clarify(merged, ordered, unknown, intent)
+    if clarify is not None:  # a question back is the whole reply: it names what was not used too
+        clarify = _also(clarify, said)
     maximize = asked(scan.low, fields) if compare_field is None else None
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said)
+
+
+def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:
+    """"seq 4096 ... now we want 8192": one value is used, the other is said, not dropped."""
+    out = []
+    for field, values in ordered.items():
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if field in REQUEST_FIELDS and field != compare_field and len(numbers) > 1 and field != "params_b":
+            others = ", ".join(f"{v:,}" if isinstance(v, int) else f"{v:g}" for v in numbers[1:3])
+            out.append(f"{field.replace('_', ' ')}: used {numbers[0]:,}, not {others}")
+    return out[:3]
+
+
+def _also(text: str, ignored: tuple[str, ...]) -> str:
+    return f"{text} (I didn't use: {', '.join(ignored)}.)" if ignored else text
 
 
 def _nothing(scan: Scan, ignored: list[str]) -> str:

@@ -95,7 +95,10 @@ def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str], task: st
     short = tokens if task == "infer" else [t for t in tokens if 0 < t < SHORT_TOKENS]
     if task != "infer" and len(short) < len(tokens):
         ordered["tokens"] = [t for t in tokens if t not in short]
-    if ordered.get("seq_len") or not short:
+    if not short:
+        return
+    if ordered.get("seq_len"):  # said, not dropped: the reply lists it as a second value
+        ordered["seq_len"] += [int(t) for t in short if t == int(t) and t not in ordered["seq_len"]]
         return
     value = short[0]
     if value == int(value) and 1 <= value <= MAX_CONTEXT:

@@ -156,6 +156,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("_epochs", "A", """
         num epochs, num train epochs, epochs, epoch count
     """),
+    ("_output", "B", """
+        tokens of output, tokens output, output tokens each, tokens of generation, generated tokens,
+        new tokens, tokens out
+    """),
     ("_output", "E", """
         output tokens, max new tokens, new tokens, output length, output len, generation length,
         max tokens, completion tokens, tokens out
