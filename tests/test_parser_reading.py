@@ -173,3 +173,23 @@ def test_caches_are_bounded() -> None:
     info = family_of.cache_info()
     assert info.maxsize is not None and info.currsize <= info.maxsize
     assert resolve.cache_info().maxsize is not None and closest_gpus.cache_info().maxsize is not None
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ("qwen2.5 7b inference, 2k input + 512 output tokens, 50 concurrent, l4",
+     {"seq_len": 2560, "concurrent": 50}),
+    ("qlora gemma 2 27b with 4k sequences, batch size 1, one 48gb gpu", {"seq_len": 4096, "micro_batch": 1}),
+    ("pretrain llama 3.1 8b on 8x h100, 4k seq, global batch 4M tokens", {"global_batch": 1024}),
+    ("train llama 3 8b on a p4d.24xlarge, seq 4096", {"gpu": "a100-40gb", "gpu_count": 8}),
+    ("2 p5.48xlarge for llama 3 70b training", {"gpu": "h100-80gb", "gpu_count": 16, "nodes": 2}),
+    ("will llama 3 70b run on 2 x 80 gig cards at 8k context", {"gpu": "h100-80gb", "gpu_count": 2}),
+    ("llama 3 8b, context 1M, 1 user, h200", {"seq_len": 1 << 20, "model": "llama-3-8b"}),
+])
+def test_counted_in_tokens_instances_and_memory(text: str, fields: dict[str, Any]) -> None:
+    merged = parse(text).merged
+    assert {k: merged.get(k) for k in fields} == fields
+
+
+def test_a_second_value_is_said_not_dropped() -> None:
+    parsed = parse("serve llama 3 8b 32k ctx 8 users on h100 for 0 users")
+    assert parsed.merged["concurrent"] == 8 and "concurrent: used 8, not 0" in parsed.notes

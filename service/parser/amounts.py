@@ -13,13 +13,14 @@ from service.parser.tokens import Token
 
 _DECIMAL = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _BINARY = {"k": 1024, "m": 1024 * 1024}
-LENGTHS = ("seq_len", "_output")
+LENGTHS = ("seq_len", "_output", "_prompt")
 SHARES = ("mfu", "memory_headroom")
 
 
 def amount(token: Token, attribute: str) -> tuple[float, str]:
     """(value, how it was read when that was a choice, else "")."""
     value, unit = token.value, token.unit
+    attribute = attribute.split("~")[0]
     if attribute in LENGTHS and unit in _BINARY:
         if is_power_of_two(abs(value)):
             tokens = value * _BINARY[unit]

@@ -13,6 +13,7 @@ from service.parser.intent import Cues, cues
 from service.parser.maximum import asked
 from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
+from service.parser.token_counts import token_counts
 from service.parser.types import Finding, Parsed, Unknown
 
 MODEL_FIELDS = ("model", "params_b", "arch")
@@ -38,8 +39,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     task = rules.task(cue, ordered, prev)
     if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
         notes.append(rules.TASK_NOTE)
+    unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes)
     rules.normalize(ordered, task, notes)
-    unread = [f for f in scan.findings if f.field == "_unread"] + rules.epochs(ordered, scan, notes)
     ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
     ignored = ignored[:MAX_IGNORED]
     compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())

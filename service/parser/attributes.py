@@ -5,7 +5,9 @@ the values people usually mean there. Outside the range a binding is unlikely bu
 
 Attributes are request fields, ``arch.*`` for a custom architecture, ``_``-prefixed readings
 that other fields use (``_batch``: micro-batch for training, decoded batch for serving;
-``_per_gpu``; ``_grad_accum``; ``_epochs``; ``_dp``; ``_output``), ``unused.*`` for settings that
+``_per_gpu``; ``_grad_accum``; ``_epochs``; ``_dp``; ``_prompt`` and ``_output``: a context is
+prompt + output), a ``~`` variant of an attribute that only some suffixes reach ("4k sequences"
+is a length, "100 sequences" a count), ``unused.*`` for settings that
 do not change memory (learning rate, seed, port: understood, not reported), and ``unsupported.*``
 for quantities fitcheck cannot use (a time budget, GPU-hours, throughput): named in the reply.
 """
@@ -38,6 +40,8 @@ class Attribute:
 
 ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("seq_len", LENGTH, 64, 10_000_000, (256, 2_097_152)),
+    Attribute("seq_len~k", frozenset({"k"}), 64, 10_000_000, (256, 2_097_152)),  # "4k sequences"
+    Attribute("_prompt", LENGTH, 16, 10_000_000, (128, 2_097_152)),
     Attribute("concurrent", PLAIN | {"k"}, 1, 1_000_000, (1, 10_000)),
     Attribute("_batch", PLAIN, 1, 100_000, (1, 1024)),
     Attribute("_per_gpu", PLAIN, 1, 4096, (1, 256)),

@@ -1,5 +1,6 @@
 """GPU mentions with their counts and nodes: "8x a100 80gb", "4 nodes of 8xH100", "2x4090",
-"one 4090", "1024 H200s", "h100 x8", "an 8xH100 node", "8 h100s per node", "8 or 16 h100s".
+"one 4090", "1024 H200s", "h100 x8", "an 8xH100 node", "8 h100s per node", "8 or 16 h100s", and
+cloud instance names ("p4d.24xlarge", ``instances``).
 
 Names come from ``gpu_names`` (the catalog decides); a count written before the name ("8x",
 "two", "a single", "8 of those") or after it ("h100 x8") is ``gpu_count``; "N nodes of M x GPU"
@@ -15,6 +16,7 @@ import re
 from service.core.hardware.gpus import find_gpu
 from service.parser.binding import bind, items
 from service.parser.gpu_names import GpuMention, find_gpu_names
+from service.parser.instances import find_instances
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
 from service.parser.tokens import tokenize
@@ -47,6 +49,7 @@ def find_hardware(scan: Scan) -> None:
     for the count; ``_unknown`` for a GPU the catalog lacks."""
     if _HOW_MANY.search(scan.view()):
         scan.add("_how_many", True, claim=False)
+    find_instances(scan)
     asked = False
     for mention in find_gpu_names(scan):
         if mention.gpu is not None:

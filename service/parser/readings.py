@@ -36,14 +36,14 @@ def read_quantities(scan: Scan) -> None:
     for b in bounds:
         value, note = amount(b.number, b.attribute)
         start, end = _span(b)
-        attribute = _per_gpu(seq, b)
+        attribute = _in_tokens(seq, b, _per_gpu(seq, b).split("~")[0])
         if attribute.startswith("arch."):
             arch[attribute[5:]] = int(value) if value == int(value) else 0
             arch_span = [min(arch_span[0], start), max(arch_span[1], end)]
-        elif attribute.startswith("unsupported.") or attribute == "_output":
+        elif attribute.startswith("unsupported."):
             scan.add("_unread", _text(scan, start, end), start, end, claim=False)
-        elif attribute == "_epochs":  # used with training tokens, else named (``rules.epochs``)
-            scan.add("_epochs", as_field(value), start, end, claim=False)
+        elif attribute in ("_epochs", "_output", "_batch_tokens"):  # used or named by ``token_counts``
+            scan.add(attribute, as_field(value), start, end, claim=False)
         elif not attribute.startswith("unused."):
             scan.add(attribute, as_field(value), start, end, note)
     if arch:
@@ -82,6 +82,18 @@ def _per_gpu(seq: list[Item], b: Bound) -> str:
     if cue is not None and any(a == "_per_gpu" for a, _ in cue.readings):
         return "micro_batch"
     return b.attribute
+
+
+def _in_tokens(seq: list[Item], b: Bound, attribute: str) -> str:
+    """"global batch 4M tokens": tokens right after a batch key are the batch, in tokens."""
+    if attribute != "tokens":
+        return attribute
+    j = b.index - 1
+    while j >= 0 and seq[j].kind in ("glue", "fill", "bind"):
+        j -= 1
+    cue = seq[j].cue if j >= 0 else None
+    batch = cue is not None and any(a in ("_batch", "global_batch") for a, _ in cue.readings)
+    return "_batch_tokens" if batch else attribute
 
 
 def _by_unit(scan: Scan, token: Token, fields: set[str]) -> bool:

@@ -16,13 +16,11 @@ from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
-from service.parser.scan import Scan
-from service.parser.types import Finding, Unknown, Variant
+from service.parser.types import Unknown, Variant
 
 DEFAULT_GPU = "h100-80gb"
 DEFAULT_TASK = "train"
 MAX_CONTEXT = 10_000_000
-SHORT_TOKENS = 1_000_000  # fewer training tokens than this is a sequence length
 TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
 NOTHING = "I couldn't find a question about a model or a GPU in that."
 _TRAIN_DTYPE = {"bf16": "bf16_mixed", "fp16": "fp16_mixed", "fp32": "fp32", "fp8": "fp8"}
@@ -77,7 +75,6 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         elif not ordered.get("micro_batch"):
             ordered["micro_batch"] = [batch]
             notes.append(f"batch size {batch} read as the per-GPU micro-batch")
-    _tokens_as_context(ordered, notes, task)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task != "finetune":
@@ -86,24 +83,6 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered.pop("lora_targets", None)
     elif ordered.get("lora_rank") and not ordered.get("finetune_method"):
         ordered["finetune_method"] = ["lora"]
-
-
-def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str], task: str) -> None:
-    """Serving has no training tokens, and nobody trains on a few thousand: "at 4096 tokens",
-    "sequences of 2048 tokens", "prompts of 2k tokens" are the context."""
-    tokens = [t for t in ordered.pop("tokens", []) if isinstance(t, int | float)]
-    short = tokens if task == "infer" else [t for t in tokens if 0 < t < SHORT_TOKENS]
-    if task != "infer" and len(short) < len(tokens):
-        ordered["tokens"] = [t for t in tokens if t not in short]
-    if not short:
-        return
-    if ordered.get("seq_len"):  # said, not dropped: the reply lists it as a second value
-        ordered["seq_len"] += [int(t) for t in short if t == int(t) and t not in ordered["seq_len"]]
-        return
-    value = short[0]
-    if value == int(value) and 1 <= value <= MAX_CONTEXT:
-        ordered["seq_len"] = [int(value)]
-        notes.append(f"{int(value):,} tokens read as the context length")
 
 
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
@@ -126,23 +105,6 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
         else:
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
-
-
-def epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:
-    """"1T tokens, 3 epochs": the tokens seen are 3T. Without tokens, epochs change nothing
-    fitcheck computes: returned, to be named as not used."""
-    found = [f for f in scan.findings if f.field == "_epochs"]
-    ordered.pop("_epochs", None)
-    if not found:
-        return []
-    count = found[0].value
-    tokens = ordered.get("tokens")
-    if tokens and isinstance(count, int) and count > 1:
-        ordered["tokens"] = [t * count if isinstance(t, int | float) else t for t in tokens]
-        notes.append(f"{tokens[0]:.3g} tokens x {count} epochs")
-        return []
-    written = " ".join(scan.text[found[0].start:found[0].end].split())
-    return [Finding("_unread", written, found[0].start, found[0].end)]
 
 
 def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -> None:

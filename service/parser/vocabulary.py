@@ -24,10 +24,16 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         max seqlen, max sequence len, cutoff len, block size, model max length, max total tokens,
         window, context length of, token context, tokens of context,
         tokens context, token ctx, tokens ctx, tok ctx, tokens of ctx, token window, token seq,
-        token sequences, tokens per sequence, tokens per sample, token sequence, prompt, prompts,
-        prompt length, prompt len, input length, input len, input tokens, tokens in, max prompt length,
-        token prompts, tokens prompts, token prompt, seq length of, context lengths, max context,
-        max ctx, max context length
+        token sequences, tokens per sequence, tokens per sample, token sequence, seq length of,
+        context lengths, max context, max ctx, max context length
+    """),
+    ("_prompt", "E", """
+        prompt, prompts, prompt length, prompt len, input length, input len, input tokens, tokens in,
+        max prompt length, token prompts, tokens prompts, token prompt, input, inputs, prompt tokens,
+        tokens input, tokens of input
+    """),
+    ("seq_len~k", "B", """
+        sequences, seqs, sequence, samples
     """),
     ("concurrent", "B", """
         users, user, concurrent users, concurrent user, concurrent requests, concurrent request,
