@@ -10,8 +10,9 @@ from service.asking.answer_types import AskAnswer
 from service.asking.ask_flow import ask
 from service.cli import main
 from service.parser import parse
+from service.parser.amounts import amount
 from service.parser.normalize import clean
-from service.parser.numbers import context_length
+from service.parser.tokens import tokenize
 from service.render.slack_reply import safe
 
 
@@ -20,8 +21,8 @@ from service.render.slack_reply import safe
     ("1.5", "k", 1500), ("1", "M", 1_048_576), ("2048", None, 2048),
 ])
 def test_context_lengths(num: str, unit: str | None, tokens: int) -> None:
-    read = context_length(num, unit)
-    assert read is not None and read[0] == tokens
+    (token,) = tokenize(f"{num}{unit or ''}".lower())
+    assert amount(token, "seq_len")[0] == tokens
 
 
 def test_slack_markup_is_removed() -> None:

@@ -1,10 +1,13 @@
 """Training and serving switches written in words: ZeRO/FSDP, precision, optimizer, recompute,
-FlashAttention, offload, parallel sizes, LoRA/QLoRA, quantization and KV-cache dtype.
+FlashAttention, offload, LoRA/QLoRA and their target modules, quantization and KV-cache dtype.
+(Parallel sizes and every other number are the binder's.)
 
 Each rule is (pattern, field, value, note). Rules run in order and claim what they read, so the
 negative forms ("no grad ckpt", "without flash attn") come before the positive ones and
-"fp8 kv cache" is read before a bare "fp8". Bare dtypes ("bf16", "fp8", "4-bit") are left as
-``_dtype`` for ``assemble`` to read as training precision or serving quantization.
+"fp8 kv cache" is read before a bare "fp8". A pasted Hugging Face ``optim`` name is kept as
+written ("paged_adamw_8bit"); "8-bit adam" is ``adamw_8bit``, "fused adamw" ``adamw_torch_fused``.
+Bare dtypes ("bf16", "fp8", "4-bit") are left as ``_dtype`` for the task to decide: training
+precision or serving quantization.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import re
 from functools import cache, lru_cache
 
 from service.core.model.presets import ModelPreset, all_presets, lookup_preset, suggestions
+from service.parser.model_sizes import find_bare_sizes
 from service.parser.normalize import safe_echo
 from service.parser.scan import MAX_MATCHES, Scan
 from service.parser.types import Unknown
@@ -26,17 +27,6 @@ _FAMILY_SIZE = re.compile(
     r"^(?P<fam>[a-z]+)[\s\-_]*(?P<ver>v?\d+(?:\.\d+)?(?![\d.]*\s?[bm]\b))?"
     r"(?:[\s\-_]*(?:instruct|chat|base|it|hf))?[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?(?P<unit>[bm])\b"
 )
-_BARE = re.compile(
-    r"(?<![\w.$])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
-    r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
-)
-_NOT_PARAMS = re.compile(
-    r"[ \t]*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd"
-    r"|/\s*(?:s|sec|h|hr|hour|day|mo|month)\b|per[ \t]+(?:s|sec|second|hour|day|step|month)\b|\$)"
-)
-# "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
-_NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
-_LENGTH_BEFORE = re.compile(r"(?:context|ctx|seq\w*|window|len(?:gth)?)\s*(?:of|=|:|is|at)?\s*$")
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
                         "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
@@ -159,7 +149,7 @@ def find_models(scan: Scan) -> None:
             continue
         used = _mention(scan, words, i, family)
         i += max(used, 1)
-    _bare_sizes(scan)
+    find_bare_sizes(scan)
 
 
 def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
@@ -295,24 +285,3 @@ def _size_value(size: str) -> float:
         return 0.0
     value = float(m.group(1)) * (1.0 if m.group(2) == "b" else 1e-3)
     return value
-
-
-def _bare_sizes(scan: Scan) -> None:
-    view = scan.view()
-    for m in scan.finditer(_BARE):
-        unit = m.group("unit")
-        tail = view[m.end():m.end() + 20]
-        millions = unit in ("m", "million")
-        head = view[max(0, m.start() - 24):m.start()]
-        if not m.group("tail") and (_NOT_PARAMS.match(tail) or (
-                millions and (_NOT_PARAMS_MILLIONS.match(tail) or _LENGTH_BEFORE.search(head)))):
-            continue  # "2m sequences", "context 1M"
-        if unit in ("t", "trillion") and not m.group("tail"):
-            continue  # "on 3T" is a token count
-        if m.start() > 0 and view[m.start() - 1] == "x":
-            continue  # "8x7b"
-        value = float(m.group("num")) * {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3,
-                                         "million": 1e-3, "t": 1e3, "trillion": 1e3}[unit]
-        if m.group("neg"):
-            value = -value
-        scan.add("params_b", round(value, 6), m.start(), m.end())
