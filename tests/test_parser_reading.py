@@ -193,3 +193,16 @@ def test_counted_in_tokens_instances_and_memory(text: str, fields: dict[str, Any
 def test_a_second_value_is_said_not_dropped() -> None:
     parsed = parse("serve llama 3 8b 32k ctx 8 users on h100 for 0 users")
     assert parsed.merged["concurrent"] == 8 and "concurrent: used 8, not 0" in parsed.notes
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ("70b q4 on dual 3090s with 4k context", {"quantization": "gguf-q4_k_m", "gpu_count": 2}),
+    ("llama 3 8b gguf q8 on a 4090", {"quantization": "gguf-q8_0"}),
+    ("can we fine tune llama 3 8b on a DGX H100", {"gpu": "h100-80gb", "gpu_count": 8, "nodes": 1}),
+    ("1x A100 (40GB), mistral 7b, 8k context, inference", {"gpu": "a100-40gb", "gpu_count": 1}),
+    ("finetune llama 3 8b on 4 gpus with 24gb each", {"gpu": "rtx4090-24gb", "gpu_count": 4}),
+])
+def test_hardware_and_formats_as_people_write_them(text: str, fields: dict[str, Any]) -> None:
+    merged = parse(text).merged
+    assert {k: merged.get(k) for k in fields} == fields
+    assert parse("deliver by q3, llama 3 8b on a 4090").merged.get("quantization") is None

@@ -22,13 +22,14 @@ from service.parser.types import Unknown
 
 _NAME = re.compile(
     r"(?:(?<=\dx)|(?<=\d x)|(?<=\d\*)|(?<![a-z0-9.\-/$]))"
+    r"(?P<box>(?:dgx|hgx)[\s\-]*)?"
     r"(?P<vendor>(?:(?:nvidia|amd|intel|geforce|tesla|quadro|radeon|instinct|arc)[\s\-]*){0,3})"
     r"(?P<core>(?:rtx|gtx)[\s\-]*(?:pro[\s\-]*)?a?\d{3,4}(?!\d)"
     r"|rx[\s\-]*\d{3,4}|titan[\s\-]*(?:rtx|xp|x|v)?|(?:gh|gb)\d{3}|mi[\s\-]?\d{3}[a-z]?"
     r"|6000[\s\-]*ada|h\d{2,3}|a\d{2,4}g?|b\d{3}a?|l\d{2}s?|v100|k80|p100|[tl]4|[1-5]0[5-9]0)"
     r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
     r"|xtx|xt|gre|ultra))*)"
-    r"(?P<mem>[\s\-_]{0,3}\d{1,3}\s?(?:gb|gib|g)(?![a-z0-9])"
+    r"(?P<mem>[\s\-_]{0,3}\(?\d{1,3}\s?(?:gb|gib|g)\)?(?![a-z0-9])"
     r"|[\s\-_]{1,3}(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
@@ -47,6 +48,7 @@ class GpuMention:
     start: int
     end: int
     unknown: Unknown | None = None
+    box: bool = False  # "DGX H100", "HGX B200": one node of 8
 
 
 @lru_cache(maxsize=1024)
@@ -103,7 +105,7 @@ def _mention(scan: Scan, m: re.Match[str]) -> GpuMention:
         gpu = resolve(name)
         end = m.start("mem")
     if gpu is not None:
-        return GpuMention(gpu, m.start(), end)
+        return GpuMention(gpu, m.start(), end, box=bool(m.group("box")))
     written = scan.text[m.start():m.end() - len(m.group("plural") or "")]
     return GpuMention(None, m.start(), m.end(),
                       Unknown("gpu", safe_echo(written), closest_gpus(written.lower())))

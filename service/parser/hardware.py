@@ -39,7 +39,7 @@ _HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:g
 _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
     r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
-    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
+    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
                   48: "l40s-48gb", 80: "h100-80gb", 141: "h200-141gb", 192: "mi300x-192gb"}
 
@@ -75,8 +75,10 @@ def _memory_only(scan: Scan) -> None:
         start = m.start("mem") - len(before.group(0)) if before and per else m.start("mem")
         scan.add("gpu", gpu.id, start, m.end(),
                  f"{m.group('mem')} GB read as {gpu.name}; name the GPU if it is another")
-        if not scan.values("gpu_count"):
-            scan.add("gpu_count", per or 1, start, m.end())
+        if per is not None:
+            scan.add("gpu_count", per, start, m.end())
+        else:  # "fits on 24gb" is one card, unless a count is said elsewhere ("4 gpus with 24gb each")
+            scan.add("_one_gpu", True, start, m.end(), claim=False)
         return
 
 
@@ -130,6 +132,8 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     if gpu is not None:
         scan.add("gpu", gpu, mention.start, mention.end)
     scan.claim(start, end)
+    if mention.box:  # "a DGX H100", "2 HGX B200 nodes": boxes of 8
+        nodes, per = nodes or per or 1, 8
     total = per * nodes if per is not None and nodes is not None else per
     if gpu is not None:
         scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, mention.start, mention.end)

@@ -21,7 +21,12 @@ from service.parser.scan import Scan
 Rule = tuple[re.Pattern[str], str, Any, str]
 G = "<group 1>"  # a rule's value: its first group, as a number
 S = "<group 1 text>"  # a rule's value: its first group, as written
-FSDP = "<fsdp>"  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
+FSDP = "<fsdp>"
+GGUF = "<gguf bits>"  # "70b q4": the usual llama.cpp file of that many bits
+GGUF_DEFAULT = "<gguf>"  # "gguf" alone: Q4_K_M, unless a level is named ("q8 gguf")
+_QUANT_CONTEXT = re.compile(r"\d\s?b\s+q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
+_GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
+         "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
 _UNCLAIMED = ("framework", "finetune_method")  # words that also carry other values ("lora_r: 32")
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
@@ -100,7 +105,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bgptq[\s\-_]*(?:8[\s\-]?bit|int8)\b|\b8[\s\-]?bit\s+gptq\b", "quantization", "gptq-8bit"),
     _r(r"\bgptq\b", "quantization", "gptq"),
     _r(r"\b(?:gguf[\s\-_]*)?(q[2-8]_(?:k_[ms]|k|0))\b", "quantization", G),
-    _r(r"\bgguf\b", "quantization", "gguf-q4_k_m", "GGUF read as Q4_K_M"),
+    _r(r"\bq([2-8])\b(?!_)", "quantization", GGUF,
+       "a bare Qn read as llama.cpp's Qn_K_M (Q8_0, Q6_K)"),
+    _r(r"\bgguf\b", "quantization", GGUF_DEFAULT, "GGUF read as Q4_K_M"),
     _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true", "quantization", "nf4"),
     _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b", "_dtype", "int8"),
     # bare dtypes: precision for training, weights for serving
@@ -135,8 +142,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "recompute": ("ckpt", "checkpoint", "recomput", "selective"),
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
-    "quantization": ("awq", "gptq", "gguf", "q2_", "q3_", "q4_", "q5_", "q6_", "q8_", "nf4", "bnb",
-                     "load_in"),
+    "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in"),
     "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8"),
     "precision": ("pure", "bf16", "mixed", "amp"),
 }
@@ -150,6 +156,16 @@ def find_knobs(scan: Scan) -> None:
                 continue
             if field == "_dtype":
                 found: Any = _dtype(m)
+            elif value == GGUF:
+                near = scan.low[max(0, m.start() - 12):m.end() + 8]
+                if m.group(1) not in _GGUF or not _QUANT_CONTEXT.search(near):
+                    continue  # "by q3" is a quarter
+                found = _GGUF[m.group(1)]
+            elif value == GGUF_DEFAULT:
+                if any(str(v).startswith("gguf-") for v in scan.values("quantization")):
+                    scan.claim(m.start(), m.end())
+                    continue
+                found = "gguf-q4_k_m"
             elif value == FSDP:
                 found = 2 if _FSDP_2.search(scan.low) else 0 if "no_shard" in scan.low else 3
                 note = note if found == 3 else ""

@@ -250,7 +250,7 @@ def _family_only(scan: Scan, words: list[re.Match[str]], i: int, family: str) ->
     ver = re.search(r"\d+(?:\.\d+)?", written)
     near = _near(family, "", ver.group(0) if ver else None, written)
     scan.add("_unknown", Unknown("model", safe_echo(written), near),
-             words[i].start(), end, claim=False)
+             words[i].start(), end)
     return 1
 
 

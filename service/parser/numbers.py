@@ -10,7 +10,8 @@ WORDS: dict[str, int] = {
     "a": 1, "an": 1, "one": 1, "single": 1, "a single": 1, "two": 2, "a pair of": 2, "pair of": 2,
     "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "twelve": 12, "sixteen": 16, "a dozen": 12, "dozen": 12, "twenty": 20, "thirty-two": 32,
-    "sixty-four": 64, "a couple of": 2, "couple of": 2, "a couple": 2, "half a dozen": 6,
+    "sixty-four": 64, "a couple of": 2, "couple of": 2, "a couple": 2, "half a dozen": 6, "dual": 2,
+    "twin": 2, "quad": 4,
 }
 WORD = "|".join(sorted((re.escape(w) for w in WORDS), key=len, reverse=True))
 COUNT = rf"(?:\d+|{WORD})"

@@ -39,7 +39,7 @@ _GLUED = re.compile(r"^(tp|pp|cp|ep|dp|r|bs|mbs|gbs|x|ga)(\d{1,6})$")
 SPELLED: dict[str, int] = {
     "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16, "twenty": 20, "dozen": 12,
-    "couple": 2, "pair": 2, "thirty": 30, "fifty": 50, "hundred": 100,
+    "couple": 2, "pair": 2, "thirty": 30, "fifty": 50, "hundred": 100, "dual": 2, "quad": 4,
 }
 _UNITS = {"gib": "gb", "g": "gb", "gig": "gb", "gigs": "gb", "gigabyte": "gb", "gigabytes": "gb", "bn": "b",
           "thousand": "k", "million": "m", "billion": "b",
