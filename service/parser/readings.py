@@ -1,5 +1,7 @@
 """Step 4: bound numbers become findings; numbers nothing claimed are read by their unit alone
-where that is unambiguous, and the rest are returned, as written, to be named in the reply.
+where that is unambiguous, and the rest become ``_unread`` findings, as written, to be named in
+the reply (``Parsed.ignored``). Digits inside a name ("gpt-4", ``load_in_8bit``), count words
+("which one") and values a follow-up retires ("instead of 16") are not reported.
 
 Read by unit alone (and said back): a power-of-two ``k`` length ("same but 128k") or a plain
 power of two from 512 ("at 4096") is the context when none is stated; "4x" is the GPU count
@@ -17,7 +19,6 @@ from service.parser.numbers import is_power_of_two
 from service.parser.scan import Scan
 from service.parser.tokens import Token, tokenize
 
-_HIDDEN = ("_batch", "_grad_accum", "_dp", "_per_gpu")  # readings other fields use
 _WORDLIKE = ("word", "fill", "join", "cue")
 MAX_UNREAD = 12  # the reply names a few; a long paste's hundredth stray number adds nothing
 _ATTACHED = frozenset({"_", "-", ".", "/"})  # "gpt-4", "out_3": a name's digits, not a quantity
