@@ -206,3 +206,14 @@ def test_hardware_and_formats_as_people_write_them(text: str, fields: dict[str, 
     merged = parse(text).merged
     assert {k: merged.get(k) for k in fields} == fields
     assert parse("deliver by q3, llama 3 8b on a 4090").merged.get("quantization") is None
+
+
+@pytest.mark.parametrize(("text", "field", "values"), [
+    ("llama 3 8b serving: 4k or 8k context on an l4?", "seq_len", [4096, 8192]),
+    ("8 vs 16 users for llama 3 8b on h100", "concurrent", [8, 16]),
+    ("train llama 3 8b bs 8 or bs 16 on 8 a100", "micro_batch", [8, 16]),
+    ("serve llama 3 8b at 8k ctx; compare 1, 2 and 4 h100s", "gpu_count", [1, 2, 4]),
+])
+def test_comparisons_of_numbers(text: str, field: str, values: list[int]) -> None:
+    parsed = parse(text)
+    assert parsed.compare_field == field and [v.changes[field] for v in parsed.compare] == values

@@ -30,7 +30,8 @@ _BEFORE = re.compile(
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
 _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|boxes|box|hosts?)\b"
                          r"(?:\s*(?:of|with)\s*(?P<per>\d+)\s*(?:gpus?)?)?")
-_ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+)\s*(?:x\s*)?(?:or|vs\.?|versus)\s*$")
+_ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*"
+                          r"(?:or|vs\.?|versus|and)\s*$")
 _PER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host)|a\s+node)\b")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:gpus?|cards)\b"
                        r"|\bfewest\b|\bhow\s+much\s+(?:gpus?|hardware|compute)\b")
@@ -106,10 +107,11 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
         per = None  # "context 32768 T4 x2": 32768 is the context's
     elif before and (nodes or per):
         start = start - len(before.group(0))
-    alternative = _ALTERNATIVE.search(view[max(0, start - 24):start]) if per is not None else None
-    if alternative is not None and count(alternative.group("n")) is not None:
-        alt_start = start - len(alternative.group(0))  # "8 or 16 h100s": compare the counts
-        scan.add("gpu_count", count(alternative.group("n")), alt_start, start)
+    alternative = _ALTERNATIVE.search(view[max(0, start - 30):start]) if per is not None else None
+    if alternative is not None:  # "8 or 16 h100s", "1, 2 and 4 h100s": the counts to compare
+        alt_start = start - len(alternative.group(0))
+        for n in re.findall(r"\d+", alternative.group("n")):
+            scan.add("gpu_count", int(n), alt_start, start)
         start = alt_start
     after_count = _AFTER_COUNT.match(view[end:end + 12])
     if per is None and after_count:

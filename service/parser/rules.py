@@ -69,12 +69,19 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
             _add(ordered, "precision", _TRAIN_DTYPE[dtype])
             if dtype in ("bf16", "fp16"):
                 notes.append(f"{dtype} read as {dtype} mixed precision (fp32 master weights)")
+    stated_micro = list(ordered.get("micro_batch", []))
     for batch in ordered.pop("_batch", []):
         if task == "infer":
             _add(ordered, "batch", batch)
-        elif not ordered.get("micro_batch"):
-            ordered["micro_batch"] = [batch]
-            notes.append(f"batch size {batch} read as the per-GPU micro-batch")
+        elif stated_micro and isinstance(batch, int) and batch > stated_micro[0] \
+                and not ordered.get("global_batch"):
+            ordered["global_batch"] = [batch]  # "batch size 512, micro batch 4"
+            notes.append(f"batch size {batch} read as the global batch "
+                         f"(micro-batch {stated_micro[0]} stated)")
+        else:
+            if not ordered.get("micro_batch"):
+                notes.append(f"batch size {batch} read as the per-GPU micro-batch")
+            _add(ordered, "micro_batch", batch)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task != "finetune":
