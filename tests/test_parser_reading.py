@@ -217,3 +217,16 @@ def test_hardware_and_formats_as_people_write_them(text: str, fields: dict[str, 
 def test_comparisons_of_numbers(text: str, field: str, values: list[int]) -> None:
     parsed = parse(text)
     assert parsed.compare_field == field and [v.changes[field] for v in parsed.compare] == values
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ("how long to fine-tune llama 3 8b on 1M samples of 512 tokens on 4 a100s",
+     {"tokens": 512e6, "seq_len": 512}),
+    ("training throughput for 7b on 64 h100 w/ 2M token batches, seq 4096", {"global_batch": 512}),
+    ("KV cache for 128 concurrent users at 2k tokens each for llama 3 8b",
+     {"seq_len": 2048, "concurrent": 128}),
+    ("Can Mixtral 8x7B fit on 2 RTX 4090s in 4bit?", {"model": "mixtral-8x7b", "quantization": "int4"}),
+])
+def test_data_and_batches_in_tokens(text: str, fields: dict[str, Any]) -> None:
+    parsed = parse(text)
+    assert {k: parsed.merged.get(k) for k in fields} == fields and not parsed.ignored

@@ -63,6 +63,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("price_per_gpu_hour", MONEY, 0.01, 1000),
     Attribute("_epochs", PLAIN, 1, 10_000),
     Attribute("_output", LENGTH, 1, 10_000_000),
+    Attribute("_batch_tokens", AMOUNT, 1000, 1e9),
     Attribute("arch.layers", PLAIN, 1, 1000),
     Attribute("arch.hidden", PLAIN, 64, 1_000_000),
     Attribute("arch.heads", PLAIN, 1, 1024),

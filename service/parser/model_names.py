@@ -161,7 +161,7 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
         preset = lookup_preset(" ".join(parts))
         if preset is None:
             continue
-        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset:
+        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset and parts[n - 1] not in preset.id:
             n -= 1  # "llama 3.1 70b awq", "llama-3-8b, 4096 seq": the name ends where it resolves
         start, end = words[i].start(), words[i + n - 1].end()
         note = f"read '{_typo_word(first)}' as {family}" if typo else ""

@@ -4,6 +4,7 @@
 2. names and switches, each claiming what it read: pasted settings whose value is a word
    (``training_args``), a pasted ``config.json``, model names, switches in words (``knobs``:
    "zero stage 2" is read before "2 h100" could be), follow-ups that scale ("2x the context"),
+   data given as examples x length ("1M samples of 512 tokens"),
    GPU names with their counts (``hardware``), hardware that is not covered (Apple, CPU).
 3. ``readings``: the rest as tokens (``tokens``), numbers bound to attributes by type
    (``binding``), findings, and the numbers nothing could read.
@@ -16,6 +17,7 @@ from service.parser.assemble import assemble
 from service.parser.badinput import problem
 from service.parser.compare import expand
 from service.parser.custom_shape import find_pasted_config
+from service.parser.dataset_size import find_dataset_size
 from service.parser.followup import sanitize
 from service.parser.hardware import find_hardware
 from service.parser.knobs import find_knobs
@@ -29,7 +31,7 @@ from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
 
 _NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_knobs, find_scaling,
-                       find_hardware, find_not_covered)
+                       find_dataset_size, find_hardware, find_not_covered)
 CRASH = "Sorry, I couldn't read that one."
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.parser.numbers import is_power_of_two
 from service.parser.scan import Scan
 from service.parser.types import Finding
 
@@ -43,6 +44,8 @@ def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str], task: st
         return
     value = short[0]
     if value == int(value) and 1 <= value <= MAX_CONTEXT:
+        if value % 1000 == 0 and is_power_of_two(value // 1000):  # "2k tokens" of context: 2,048
+            value = value // 1000 * 1024
         ordered["seq_len"] = [int(value)]
         notes.append(f"{int(value):,} tokens read as the context length")
 

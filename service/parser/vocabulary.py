@@ -162,6 +162,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("_epochs", "A", """
         num epochs, num train epochs, epochs, epoch count
     """),
+    ("_batch_tokens", "B", """
+        token batches, token batch, tokens per batch, token global batch, tokens per step,
+        token batch size, tokens per global batch, tokens global batch, tokens batch
+    """),
     ("_output", "B", """
         tokens of output, tokens output, output tokens each, tokens of generation, generated tokens,
         new tokens, tokens out
