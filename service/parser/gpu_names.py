@@ -33,7 +33,8 @@ _NAME = re.compile(
     r"|[\s\-_]{1,3}(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
-_CONSUMER = re.compile(r"rtx|gtx|geforce|titan|radeon|\brx\b|\barc\b|^\s*\d{4}\b")
+_MEMORY_FIRST = re.compile(r"\b\d{1,3}\s?(?:gb|gib|g)\s+$")
+_CONSUMER = re.compile(r"rtx|gtx|geforce|titan|radeon|\brx\b|\barc\b|\b[1-9]0[5-9]0\b")
 _MEMORY = re.compile(r"(\d{1,3})\s*(?:gb|gib|g)\b")
 _BARE_NUMBER = re.compile(r"[1-5]0[5-9]0")
 _KEY_BEFORE = re.compile(r"(?:port|seed|steps?|len|=|:)\s*$")
@@ -106,6 +107,10 @@ def _mention(scan: Scan, m: re.Match[str]) -> GpuMention:
         end = m.start("mem")
     if gpu is not None:
         return GpuMention(gpu, m.start(), end, box=bool(m.group("box")))
-    written = scan.text[m.start():m.end() - len(m.group("plural") or "")]
+    start = m.start()
+    memory_first = _MEMORY_FIRST.search(scan.view()[max(0, start - 10):start])  # "a 12gb 2060"
+    if memory_first and not mem:
+        start -= len(memory_first.group(0))
+    written = " ".join(scan.text[start:m.end() - len(m.group("plural") or "")].split())
     return GpuMention(None, m.start(), m.end(),
                       Unknown("gpu", safe_echo(written), closest_gpus(written.lower())))
