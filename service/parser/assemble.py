@@ -56,7 +56,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
     notes += scan.notes
     apply_scaling(ordered.get("_scale", []), fields, prev, task, notes, ignored)
-    if ignored:
+    if ignored:  # said first in the reply's notes; a renderer that prints ``ignored`` itself can drop this
         notes.insert(0, "didn't use: " + ", ".join(ignored))
     how_many = bool(ordered.get("_how_many"))
     fields["task"] = task
