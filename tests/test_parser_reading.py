@@ -234,3 +234,13 @@ def test_comparisons_of_numbers(text: str, field: str, values: list[int]) -> Non
 def test_data_and_batches_in_tokens(text: str, fields: dict[str, Any]) -> None:
     parsed = parse(text)
     assert {k: parsed.merged.get(k) for k in fields} == fields and not parsed.ignored
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    ("llama3:70b-instruct-q4_K_M on 2x3090, 8k ctx", {"model": "llama-3-70b", "quantization": "gguf-q4_k_m"}),
+    ("ollama run qwen2.5:7b on a 4090", {"model": "qwen2.5-7b", "gpu": "rtx4090-24gb"}),
+    ("lamma 3 8b on a 4090 with 8k ctx", {"model": "llama-3-8b", "seq_len": 8192}),
+])
+def test_model_names_as_typed(text: str, fields: dict[str, Any]) -> None:
+    merged = parse(text).merged
+    assert {k: merged.get(k) for k in fields} == fields

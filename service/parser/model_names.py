@@ -219,14 +219,15 @@ def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fi
         return _family_only(scan, words, i, family)
     written = scan.text[start:span_end]
     candidates = _by_family_size().get((family, size), [])
-    if ver is not None:  # "llama 3 405b": the newest 3.x of that size
-        major = _version(ver)[0]
-        candidates = [c for c in candidates if c[0][0] == major and _version(ver)[1] == 0]
+    exact: list[tuple[tuple[float, float, float], ModelPreset]] = []
+    if ver is not None:  # "llama3:70b" is 3.0 when there is one; "llama 3 405b": the newest 3.x
+        exact = [c for c in candidates if c[0] == _version(ver)]
+        candidates = exact or [c for c in candidates if c[0][0] == _version(ver)[0] and _version(ver)[1] == 0]
     if candidates:
         preset = candidates[0][1]
         newest = f"{family} {ver}.x" if ver else family
-        note = (f"'{safe_echo(written)}' read as {preset.id} (the newest {newest} of that size; "
-                "name the version for another)")
+        note = f"'{safe_echo(written)}' read as {preset.id}" + ("" if exact else (
+            f" (the newest {newest} of that size; name the version for another)"))
         if typo:
             note += f"; read '{_typo_word(first)}' as {family}"
         scan.add("model", preset.id, start, span_end, note)
