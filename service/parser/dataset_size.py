@@ -10,6 +10,7 @@ import re
 from service.parser.numbers import to_float
 from service.parser.scan import Scan
 
+MIN_EXAMPLES = 1000
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billion": 1e9}
 _DATASET = re.compile(
     r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?P<scale>k|m|b|thousand|million|billion)?\s+"
@@ -26,6 +27,8 @@ def find_dataset_size(scan: Scan) -> None:
         if count is None or length is None:
             continue
         count *= _SCALE.get((m.group("scale") or "").lower(), 1.0)
+        if count < MIN_EXAMPLES:  # "h200 x 4 sequences of 4096 tokens" is no dataset
+            continue
         length *= 1024 if m.group("k") else 1
         tokens = count * length
         written = " ".join(scan.text[m.start():m.end()].split())

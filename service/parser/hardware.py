@@ -30,8 +30,9 @@ _BEFORE = re.compile(
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
 _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|boxes|box|hosts?)\b"
                          r"(?:\s*(?:of|with)\s*(?P<per>\d+)\s*(?:gpus?)?)?")
-_ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*"
-                          r"(?:or|vs\.?|versus|and)\s*$")
+# "8 or 16 h100s", "8x vs 16x h100", "1, 2 and 4 h100s" (a list: ", and" alone joins clauses)
+_ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
+                          r"|(?<![\w.])(?P<list>\d+(?:\s*x?\s*,\s*\d+)+)\s*(?:x\s*)?and\s*$")
 _PER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host)|a\s+node)\b")
 _HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:gpus?|cards)\b"
                        r"|\bfewest\b|\bhow\s+much\s+(?:gpus?|hardware|compute)\b")
@@ -110,7 +111,7 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     alternative = _ALTERNATIVE.search(view[max(0, start - 30):start]) if per is not None else None
     if alternative is not None:  # "8 or 16 h100s", "1, 2 and 4 h100s": the counts to compare
         alt_start = start - len(alternative.group(0))
-        for n in re.findall(r"\d+", alternative.group("n")):
+        for n in re.findall(r"\d+", alternative.group("n") or alternative.group("list")):
             scan.add("gpu_count", int(n), alt_start, start)
         start = alt_start
     after_count = _AFTER_COUNT.match(view[end:end + 12])
