@@ -48,7 +48,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("micro_batch", PLAIN, 1, 100_000, (1, 256)),
     Attribute("global_batch", PLAIN | {"k"}, 1, 100_000_000, (8, 65_536)),
     Attribute("_grad_accum", PLAIN, 1, 10_000),
-    Attribute("gpu_count", COUNT_X, 1, 1_000_000),
+    Attribute("gpu_count", COUNT_X, 1, 1_000_000, (1, 2048)),
     Attribute("gpus_per_node", COUNT_X, 1, 1024),
     Attribute("nodes", COUNT_X, 1, 100_000),
     Attribute("tp", COUNT_X, 1, 1024, (1, 64)),

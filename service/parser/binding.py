@@ -23,6 +23,7 @@ from service.parser.tokens import Token
 from service.parser.vocabulary import Cue, longest_phrase, phrase_heads, phrases
 
 MAX_GAP = 2  # filler words between a number and its cue
+LIKELY = 8.0  # a pair scoring less is possible but no real alternative to another
 _JOINS = frozenset({"or", "vs", "versus"})
 Candidate = tuple[float, int, int, int, str]  # score, -distance, number index, cue index, attribute
 # (side the number is on, side the cue's number is usually on) -> bonus; "users 12" is possible
@@ -128,8 +129,8 @@ def _score(number: Token, attribute: str, pref: str, side: str, gap: int, binder
     score -= 1.5 * gap
     if not plausible:
         score -= 6.0
-    elif spec.usual is not None and spec.usual[0] <= value <= spec.usual[1]:
-        score += 1.0
+    elif spec.usual is not None:
+        score += 1.0 if spec.usual[0] <= value <= spec.usual[1] else -1.0
     if attribute == "seq_len":
         score += 2.0 if number.unit in ("k", "m") else -4.0 if value < 128 else 0.0
     if number.spelled:
@@ -158,7 +159,9 @@ def bind(seq: list[Item]) -> list[Bound]:
                 if score is not None:
                     candidates.append((score + (2.0 if glued else 0.0), -abs(j - i), i, j, attribute))
     candidates = _prefer_only_choices(candidates)
-    candidates.sort(key=lambda c: (-c[0], -c[1], c[2]))
+    # best score first; on a tie, the nearer cue, then "key value" before "value noun"
+    # ("micro batch 4 sequences of 16384 tokens": 4 is the micro-batch)
+    candidates.sort(key=lambda c: (-c[0], -c[1], c[3] > c[2], c[2]))
     used_numbers: set[int] = set()
     used_cues: set[tuple[int, str]] = set()  # a cue with two readings takes one number for each
     out: list[Bound] = []
@@ -177,8 +180,9 @@ def bind(seq: list[Item]) -> list[Bound]:
 def _prefer_only_choices(candidates: list[Candidate]) -> list[Candidate]:
     """A number with a single cue in reach, or a cue with a single number, gets a point: in
     "seq 2048 micro batch 8" the 8 can only be the micro-batch, so 2048 is the sequence."""
-    numbers = Counter(c[2] for c in candidates)
-    cues = Counter(c[3] for c in candidates)
+    likely = [c for c in candidates if c[0] >= LIKELY]  # "1 seq len 16384": 1 is no choice for seq len
+    numbers = Counter(c[2] for c in likely)
+    cues = Counter(c[3] for c in likely)
     return [(c[0] + (numbers[c[2]] == 1) + (cues[c[3]] == 1), *c[1:]) for c in candidates]
 
 

@@ -30,7 +30,9 @@ _NAME = re.compile(
     r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
     r"|xtx|xt|gre|ultra))*)"
     r"(?P<mem>[\s\-_]{0,3}\(?\d{1,3}\s?(?:gb|gib|g)\)?(?![a-z0-9])"
-    r"|[\s\-_]{1,3}(?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%]))?"
+    r"|[ \-_](?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%])"
+    r"(?!\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
+    r"|clients?|chats?|gpus?|cards?|nodes?|layers|heads)\b))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
 _MEMORY_FIRST = re.compile(r"\b\d{1,3}\s?(?:gb|gib|g)\s+$")

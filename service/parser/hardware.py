@@ -14,18 +14,22 @@ from __future__ import annotations
 import re
 
 from service.core.hardware.gpus import find_gpu
-from service.parser.binding import bind, items
+from service.parser.binding import Item, bind, items
 from service.parser.gpu_names import GpuMention, find_gpu_names
 from service.parser.instances import find_instances
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
 from service.parser.tokens import tokenize
+from service.parser.vocabulary import Cue
 
+# A count and the name are on one line, in one cell: "micro batch 1\nrtx 3090 gpus" and
+# "global bs 256\ta100 gpus" have no count.
 _BEFORE = re.compile(
-    rf"(?:(?<![\w.])(?P<nodes>{COUNT})\s*(?:x|\*)?\s*(?:nodes?|machines?|servers?|boxes|hosts)\s*"
-    r"(?:of|with|x|\*|,|each with)?\s*)?"
-    rf"(?:(?<![\w.])(?P<count>{COUNT})\s{{0,3}}(?:x|\*|×|-)?\s{{0,3}}(?:of\s+(?:those|these|the|them|our)\s+)?)?"
-    r"(?:\d{2,3}\s*gb\s+)?$"
+    rf"(?:(?<![\w.])(?P<nodes>{COUNT})[ \t]*(?:x|\*)?[ \t]*(?:nodes?|machines?|servers?|boxes|hosts)[ \t]*"
+    r"(?:of|with|x|\*|,|each with)?[ \t]*)?"
+    rf"(?:(?<![\w.])(?P<count>{COUNT})(?:[ \t]{{0,3}}[x*×][ \t]{{0,3}}|-| {{1,3}})"
+    r"(?:of[ \t]+(?:those|these|the|them|our)[ \t]+)?)?"
+    r"(?:\d{2,3}[ \t]*gb[ \t]+)?$"
 )
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
 _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|boxes|box|hosts?)\b"
@@ -38,6 +42,7 @@ _HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:g
                        r"|\bfewest\b|\bhow\s+much\s+(?:gpus?|hardware|compute)\b")
 # "fit on 24gb", "a single 80 GB card": memory without a GPU name reads as the common GPU of
 # that size, and the reply says which.
+_GPU_CUE = Cue((("gpu_count", "B"),))
 _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
     r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
@@ -85,15 +90,19 @@ def _memory_only(scan: Scan) -> None:
 
 
 def _taken(marked: str, at: int, end: int) -> bool:
-    """The number at ``at:end`` before a GPU name is bound by the binder to a key before it
-    ("ctx 32768 t4", "concurrency=100 rtx4090"), so it does not count that GPU; in
-    "8k context 64 rtx4090" the context has its number and 64 counts GPUs."""
+    """The number at ``at:end`` before a GPU name belongs to a key before it ("ctx 32768 t4",
+    "concurrency=100 rtx4090"), not to the GPU: the binder decides, with the GPU name as one more
+    cue that takes a count before it ("8k context 64 rtx4090": the context has its number)."""
     if re.match(r"\s*\d+\s*[x*]", marked[at:end + 3]):  # "16x mi300x" is a count
         return False
     seq = items(tokenize(marked[max(0, at - 60):end]))
-    last = len(seq) - 1
-    return seq[-1].kind == "num" and any(
-        b.index == last and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
+    if not seq or seq[-1].kind != "num":
+        return False
+    after = seq[-1].end + 1  # the GPU name, a space after the number
+    seq.append(Item("cue", after, after, "<gpu>", cue=_GPU_CUE))
+    number = len(seq) - 2
+    return any(b.index == number and b.attribute != "gpu_count"
+               and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
 
 
 def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
@@ -103,7 +112,9 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     before = _BEFORE.search(view[base:start])
     nodes = count(before.group("nodes")) if before and before.group("nodes") else None
     per = count(before.group("count")) if before and before.group("count") else None
-    if before and per is not None and not nodes \
+    if before and per is not None and not nodes and _AFTER_COUNT.match(view[end:end + 12]):
+        per = None  # "batch 2 a100 x 64": the count is after the name
+    elif before and per is not None and not nodes \
             and _taken(scan.marked(), base + before.start("count"), base + before.end("count")):
         per = None  # "context 32768 T4 x2": 32768 is the context's
     elif before and (nodes or per):

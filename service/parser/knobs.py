@@ -42,9 +42,9 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 
 RULES: tuple[Rule, ...] = (
     # KV cache dtype before bare dtypes
+    _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(?:in|=|:|at|as)?[ ]*[\"']?(fp8|int8|int4|fp16|bf16)"
+       r"(?![ ]?(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", G),  # "int8 kv-cache fp8": fp8 is the KV's
     _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
-    _r(r"\bkv[\s\-_]*(?:cache)?[\s\-_]*(?:dtype)?\s*(?:in|=|:|at|as)?\s*[\"']?(fp8|int8|int4|fp16|bf16)",
-       "kv_cache_dtype", G),
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
     # fine-tuning methods
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),

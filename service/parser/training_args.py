@@ -18,7 +18,7 @@ from service.parser.scan import Scan
 
 _BOOL = r"[\"']?(?P<value>true|false|1|0|auto|yes|no)[\"']?"
 _PREC_FLAG = re.compile(rf"(?<![\w])-{{0,2}}[\"']?(?P<key>bf16|fp16|tf32|bf16_full_eval|fp16_full_eval)[\"']?"
-                        rf"(?:[ \t]*[=:][ \t]*|[ \t]+){_BOOL}(?![\w.])")
+                        rf"(?:[ \t]*[=:][ \t]*| +){_BOOL}(?![\w.])")
 _PREC_JSON = re.compile(r"[\"'](?P<key>bf16|fp16)[\"']\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*"
                         rf"{_BOOL}[^}}]{{0,200}}\}}")
 _OFFLOAD_JSON = re.compile(r"[\"']?offload_(?P<what>optimizer|param)[\"']?\s*:\s*\{\s*[\"']device[\"']\s*:\s*"

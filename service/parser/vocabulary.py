@@ -3,7 +3,7 @@ attribute each names, and on which side people write its number.
 
 A phrase is written as lowercase words; in the text its words may be joined by spaces, ``_``,
 ``-`` or ``/`` (``max_model_len``, ``--max-model-len``, "max model len" are one phrase). Sides:
-``B`` the number comes before ("8 users", "48 layers"), ``A`` after ("bs 8", "tp=4",
+``B`` the number comes before ("8 users", "48 layers", "4-way tp"), ``A`` after ("bs 8", "tp=4",
 "--max-num-seqs 64"), ``E`` either ("32k ctx", "ctx 32k"). A ``B`` phrase still takes a number
 after it when ``=`` or ``:`` says so ("users: 8").
 
@@ -53,7 +53,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("_batch", "A", """
         batch, batch size, bs, bsz, batch of, decode batch, max batch size, batch sz, batchsize
     """),
-    ("micro_batch", "E", """
+    ("micro_batch", "A", """
         micro batch, micro batch size, micro bs, mbs, mbsz, micro bsz, per device batch,
         per device batch size, per device train batch size, per gpu batch, per gpu batch size,
         train micro batch size per gpu, batch size per gpu, batch size per device, batch per gpu,
@@ -105,12 +105,12 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("nodes", "A", """
         nnodes, num nodes, num machines, node count, number of nodes, nodes
     """),
-    ("tp", "E", """
+    ("tp", "A", """
         tp, tensor parallel, tensor parallelism, tensor parallel size, tensor model parallel size,
         tp size, tensor parallel degree, tp degree, tensor model parallel, tensor, tensor par,
         tensor parallel of, num shard, tensor parallelism of, tp of
     """),
-    ("pp", "E", """
+    ("pp", "A", """
         pp, pipeline parallel, pipeline parallelism, pipeline parallel size,
         pipeline model parallel size, pp size, pipeline, pp degree, pipeline model parallel,
         pipeline parallel degree, pipeline parallelism of
@@ -118,15 +118,24 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("pp", "B", """
         pp stages, pipeline stages, pipeline stage, stages, stage pipeline, stage pp
     """),
-    ("cp", "E", """
+    ("tp", "B", """
+        way tensor parallel, way tensor parallelism, way tp, way tensor, tp ways, way tensor model parallel
+    """),
+    ("pp", "B", """
+        way pipeline parallel, way pipeline parallelism, way pp, way pipeline
+    """),
+    ("_dp", "B", """
+        way data parallel, way data parallelism, way dp
+    """),
+    ("cp", "A", """
         cp, context parallel, context parallelism, context parallel size, cp size,
         context parallel degree
     """),
-    ("ep", "E", """
+    ("ep", "A", """
         ep, expert parallel, expert parallelism, expert parallel size, expert model parallel size,
         ep size, expert parallel degree
     """),
-    ("_dp", "E", """
+    ("_dp", "A", """
         dp, data parallel, data parallelism, data parallel size, dp size, dp degree, replicas, replica,
         data parallel degree
     """),
@@ -164,7 +173,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("_batch_tokens", "B", """
         token batches, token batch, tokens per batch, token global batch, tokens per step,
-        token batch size, tokens per global batch, tokens global batch, tokens batch
+        token batch size, tokens per global batch
     """),
     ("_output", "B", """
         tokens of output, tokens output, output tokens each, tokens of generation, generated tokens,
