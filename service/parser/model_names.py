@@ -250,8 +250,9 @@ def _family_only(scan: Scan, words: list[re.Match[str]], i: int, family: str) ->
     written = scan.text[words[i].start():end]
     ver = re.search(r"\d+(?:\.\d+)?", written)
     near = _near(family, "", ver.group(0) if ver else None, written)
-    scan.add("_unknown", Unknown("model", safe_echo(written), near),
-             words[i].start(), end)
+    # "llama 4 scout": the version is part of the name; "gpt-oss-20b": its size may still be read
+    scan.add("_unknown", Unknown("model", safe_echo(written), near), words[i].start(), end,
+             claim=shape is not None and not _SIZE.search(written))
     return 1
 
 
