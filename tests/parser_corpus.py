@@ -3,7 +3,9 @@
 Each line: ``text``, optional ``previous`` (the thread's last parsed request), the expected
 ``intent``, ``fields`` (each must match ``parsed``; a dict value must be contained in the parsed
 dict), optional ``absent`` (fields that must not be parsed), ``clarify`` (a question back is
-expected, or not) and ``compare`` (``field`` and the ``values`` of its variants, in order).
+expected, or not), ``compare`` (``field`` and the ``values`` of its variants, in order),
+``ignored`` (numbers, as written, that the parser must say it did not use), ``problem`` (a "can't
+answer that" sentence is expected, or not) and ``unknown`` (the name asked about, as written).
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ def check(case: dict[str, Any]) -> dict[str, bool]:
         out[f"absent:{key}"] = key not in parsed.merged
     if "clarify" in case:
         out["clarify"] = (parsed.clarify is not None) == case["clarify"]
+    if "ignored" in case:
+        said = " | ".join(parsed.ignored)
+        out["ignored"] = all(w in said for w in case["ignored"]) and (bool(case["ignored"]) or not said)
+    if "problem" in case:
+        out["problem"] = (parsed.problem is not None) == case["problem"]
+    if "unknown" in case:
+        out["unknown"] = parsed.unknown is not None and parsed.unknown.name.lower() == case["unknown"].lower()
     if "compare" in case:
         want = case["compare"]
         out["compare"] = parsed.compare_field == want["field"] and \

@@ -10,8 +10,9 @@ from ask_support import ask
 from service.asking.ask_types import AskAnswer
 from service.cli import main
 from service.parser import parse
+from service.parser.amounts import amount
 from service.parser.normalize import clean
-from service.parser.numbers import context_length
+from service.parser.tokens import tokenize
 from service.render.slack_reply import safe
 
 
@@ -20,8 +21,8 @@ from service.render.slack_reply import safe
     ("1.5", "k", 1500), ("1", "M", 1_048_576), ("2048", None, 2048),
 ])
 def test_context_lengths(num: str, unit: str | None, tokens: int) -> None:
-    read = context_length(num, unit)
-    assert read is not None and read[0] == tokens
+    (token,) = tokenize(f"{num}{unit or ''}".lower())
+    assert amount(token, "seq_len")[0] == tokens
 
 
 def test_slack_markup_is_removed() -> None:
@@ -64,8 +65,8 @@ def test_unknown_names_ask_back_with_suggestions() -> None:
     answer = ask("lama 3 9b on a 3090")
     assert answer.answer is None and answer.clarify is not None
     assert "llama-3-8b" in answer.clarify or "llama-3.1-8b" in answer.clarify
-    gpu = ask("llama 3 8b on an h800")
-    assert gpu.clarify is not None and "h100-80gb" in gpu.clarify
+    gpu = ask("llama 3 8b on an a800")  # a card the catalog will not gain
+    assert gpu.clarify is not None and "a100-80gb" in gpu.clarify and gpu.answer is None
 
 
 def test_engine_errors_become_replies() -> None:

@@ -1,8 +1,9 @@
 """What the message asks for, from its words: train, finetune, infer, time/cost, compare, help.
 
 Fine-tuning words (LoRA, SFT) beat serving words, which beat training words ("serve" and "ZeRO"
-rarely meet). Numbers decide the rest in ``parse``: training tokens make a time/cost question,
-two values of one knob with "vs"/"or" make a comparison.
+rarely meet), which beat serving settings ("users", "kv cache", ``max_model_len``). Numbers decide
+the rest in ``assemble``: training tokens make a time/cost question, two values of one knob with
+"vs"/"or" make a comparison.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ _FINETUNE = re.compile(
     r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b")
 _SERVE = re.compile(
     r"\b(?:serv(?:e|es|ed|ing|er)|inference|infer|deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
-    r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|users?|requests?|qps|"
-    r"kv[\s\-_]?cache|endpoint|concurren\w*|awq|gptq|gguf|max_model_len|max_num_seqs|rps|"
+    r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher)\b")
+# Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
+_SERVE_SETTING = re.compile(
+    r"\b(?:users?|requests?|qps|kv[\s\-_]?cache|concurren\w*|awq|gptq|gguf|max_model_len|max_num_seqs|rps|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 _TRAIN = re.compile(r"\b(?:train(?:ing|ed|s)?|pre[\s\-]?train\w*|from\s+scratch)\b")
@@ -44,6 +47,7 @@ _DOMAIN = re.compile(
 class Cues:
     finetune: bool
     serve: bool
+    serve_setting: bool
     run: bool
     train: bool
     train_knob: bool
@@ -60,6 +64,8 @@ class Cues:
             return "infer"
         if self.train:
             return "train"
+        if self.serve_setting:
+            return "infer"
         if previous:
             return previous
         if self.train_knob:
@@ -73,6 +79,7 @@ def cues(low: str) -> Cues:
     """Intent words in the (lowercased) message."""
     return Cues(
         finetune=bool(_FINETUNE.search(low)), serve=bool(_SERVE.search(low)),
+        serve_setting=bool(_SERVE_SETTING.search(low)),
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
         compare=bool(_COMPARE.search(low)), help=bool(_HELP.match(low.strip())),

@@ -1,10 +1,13 @@
 """Training and serving switches written in words: ZeRO/FSDP, precision, optimizer, recompute,
-FlashAttention, offload, parallel sizes, LoRA/QLoRA, quantization and KV-cache dtype.
+FlashAttention, offload, LoRA/QLoRA and their target modules, quantization and KV-cache dtype.
+(Parallel sizes and every other number are the binder's.)
 
 Each rule is (pattern, field, value, note). Rules run in order and claim what they read, so the
 negative forms ("no grad ckpt", "without flash attn") come before the positive ones and
-"fp8 kv cache" is read before a bare "fp8". Bare dtypes ("bf16", "fp8", "4-bit") are left as
-``_dtype`` for ``assemble`` to read as training precision or serving quantization.
+"fp8 kv cache" is read before a bare "fp8". A pasted Hugging Face ``optim`` name is kept as
+written ("paged_adamw_8bit"); "8-bit adam" is ``adamw_8bit``, "fused adamw" ``adamw_torch_fused``.
+Bare dtypes ("bf16", "fp8", "4-bit") are left as ``_dtype`` for the task to decide: training
+precision or serving quantization.
 """
 
 from __future__ import annotations
@@ -12,16 +15,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from service.core.job.choices import OPTIMIZER_NAMES
 from service.parser.scan import Scan
 
 Rule = tuple[re.Pattern[str], str, Any, str]
-G = "<group 1>"  # a rule's value: the text of its first group
-FSDP = "<fsdp>"  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
+G = "<group 1>"  # a rule's value: its first group, as a number
+S = "<group 1 text>"  # a rule's value: its first group, as written
+FSDP = "<fsdp>"
+GGUF = "<gguf bits>"  # "70b q4": the usual llama.cpp file of that many bits
+GGUF_DEFAULT = "<gguf>"  # "gguf" alone: Q4_K_M, unless a level is named ("q8 gguf")
+_QUANT_CONTEXT = re.compile(r"\d\s?b\s+q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
+_GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
+         "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
 _UNCLAIMED = ("framework", "finetune_method")  # words that also carry other values ("lora_r: 32")
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
 _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
          r"recomput(?:e|ation)|activation\s+recomput\w*|checkpointing)")
+PASTED_OPTIMIZERS = "|".join(sorted((n for n in OPTIMIZER_NAMES if "_" in n), key=len, reverse=True))
 _FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
 
 
@@ -31,9 +42,9 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 
 RULES: tuple[Rule, ...] = (
     # KV cache dtype before bare dtypes
-    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]*kv\b(?:[\s\-_]*cache)?", "kv_cache_dtype", G),
-    _r(r"\bkv[\s\-_]*(?:cache)?[\s\-_]*(?:dtype)?\s*(?:in|=|:|at|as)?\s*[\"']?(fp8|int8|int4|fp16|bf16)",
-       "kv_cache_dtype", G),
+    _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(?:in|=|:|at|as)?[ ]*[\"']?(fp8|int8|int4|fp16|bf16)"
+       r"(?![ ]?(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", G),  # "int8 kv-cache fp8": fp8 is the KV's
+    _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
     # fine-tuning methods
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
@@ -48,7 +59,7 @@ RULES: tuple[Rule, ...] = (
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
     _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
-    _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:=\s*)?([0-3])(?![\d.])", "zero_stage", G),
+    _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:[=:]\s*)?([0-3])(?!\d|\.\d)", "zero_stage", G),
     _r(r"\bz([0-3])\b", "zero_stage", G),
     _r(r"\b(?:ds|deepspeed)[\s\-_]*(?:z|zero|stage)[\s\-_]*([0-3])(?![0-9])", "zero_stage", G),
     _r(r"[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),
@@ -58,16 +69,18 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bfsdp2?\b", "zero_stage", FSDP, "FSDP full sharding = ZeRO-3"),
     _r(r"\bddp\b|\bplain\s+data[\s\-]parallel", "zero_stage", 0),
     _r(r"\bdistributed[\s\-_]*optimizer\b", "zero_stage", 1, "Megatron distributed optimizer = ZeRO-1"),
-    # optimizers (8-bit before the bare word)
-    _r(r"\b(?:paged_)?adamw?_(?:bnb_)?8bit\b|\badam(?:w)?[\s\-]*8[\s\-]?bit\b|\b8[\s\-]?bit\s+adam(?:w)?\b"
-       r"|\bbnb[\s\-_]*adamw?\b|\badam8bit\b", "optimizer", "adamw_8bit"),
-    _r(r"\bsgd\s*(?:with\s*|\+\s*)?momentum\b|\bmomentum\s*sgd\b|\bsgd_momentum\b",
-       "optimizer", "sgd_momentum"),
+    # optimizers: a pasted Hugging Face ``optim`` name verbatim, then words (8-bit before bare)
+    _r(rf"\b({PASTED_OPTIMIZERS})\b", "optimizer", S),
+    _r(r"\bfused\s+adam(?:w)?\b|\badam(?:w)?\s+fused\b|\bfused=true\b", "optimizer", "adamw_torch_fused"),
+    _r(r"\bpaged\s+(?:adam(?:w)?\s*8[\s\-]?bit|8[\s\-]?bit\s+adam(?:w)?)\b", "optimizer", "paged_adamw_8bit"),
+    _r(r"\badam(?:w)?[\s\-]*8[\s\-]?bit\b|\b8[\s\-]?bit\s+adam(?:w)?\b|\bbnb[\s\-_]*adamw?\b|\badam8bit\b",
+       "optimizer", "adamw_8bit"),
+    _r(r"\bsgd\s*(?:with\s*|\+\s*)?momentum\b|\bmomentum\s*sgd\b", "optimizer", "sgd_momentum"),
     _r(r"\bsgd\b", "optimizer", "sgd"),
     _r(r"\badafactor\b", "optimizer", "adafactor"),
-    _r(r"\blion(?:_(?:8|32)bit)?\b", "optimizer", "lion"),
-    _r(r"\b(?:paged_)?adamw?(?:_torch(?:_fused)?|_hf|_apex_fused|_32bit)?\b|\bfused\s+adam\b",
-       "optimizer", "adamw"),
+    _r(r"\b8[\s\-]?bit\s+lion\b|\blion[\s\-]*8[\s\-]?bit\b", "optimizer", "lion_8bit"),
+    _r(r"\blion\b", "optimizer", "lion"),
+    _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
     # recompute
     _r(rf"\b{_NO}(?:full\s+)?{_CKPT}", "recompute", "none"),
     _r(r"\bgradient_checkpointing\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
@@ -92,7 +105,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bgptq[\s\-_]*(?:8[\s\-]?bit|int8)\b|\b8[\s\-]?bit\s+gptq\b", "quantization", "gptq-8bit"),
     _r(r"\bgptq\b", "quantization", "gptq"),
     _r(r"\b(?:gguf[\s\-_]*)?(q[2-8]_(?:k_[ms]|k|0))\b", "quantization", G),
-    _r(r"\bgguf\b", "quantization", "gguf-q4_k_m", "GGUF read as Q4_K_M"),
+    _r(r"\bq([2-8])\b(?!_)", "quantization", GGUF,
+       "a bare Qn read as llama.cpp's Qn_K_M (Q8_0, Q6_K)"),
+    _r(r"\bgguf\b", "quantization", GGUF_DEFAULT, "GGUF read as Q4_K_M"),
     _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true", "quantization", "nf4"),
     _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b", "_dtype", "int8"),
     # bare dtypes: precision for training, weights for serving
@@ -102,17 +117,6 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bmixed[\s\-]precision\b|\bamp\b", "precision", "bf16_mixed"),
 )
 
-_PARALLEL = (
-    ("tp", r"tp|tensor(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?|tensor[\s\-_]*parallel"),
-    ("pp", r"pp|pipeline(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?|pipeline"),
-    ("cp", r"cp|context[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?"),
-    ("ep", r"ep|expert(?:[\s\-_]*model)?[\s\-_]*parallel(?:ism)?(?:[\s\-_]*size)?"),
-)
-_PARALLEL_RULES = tuple(
-    (field, re.compile(rf"(?<![\w\-])(?:--)?(?:{words})\s*(?:=|:|of|size)?\s*(?P<n>\d+)\b"),
-     re.compile(rf"\b(?P<n>\d+)[\s\-]*(?:way|x)?[\s\-]*(?:{words})\b"))
-    for field, words in _PARALLEL
-)
 _DTYPES = {"8": "fp8", "16": "fp16", "32": "fp32", "bf16": "bf16", "tf32": "fp32",
            "int8": "int8", "int4": "int4", "4": "int4"}
 
@@ -128,14 +132,40 @@ def _dtype(match: re.Match[str]) -> str:
     return _DTYPES.get(value, value)
 
 
+# Every match of a field's rules contains one of these: the rules only look near them.
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
+    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep"),
+    "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
+                   "hybrid", "fsdp", "ddp", "data", "distributed"),
+    "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
+    "recompute": ("ckpt", "checkpoint", "recomput", "selective"),
+    "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
+    "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
+    "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in"),
+    "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8"),
+    "precision": ("pure", "bf16", "mixed", "amp"),
+}
+
+
 def find_knobs(scan: Scan) -> None:
     """Add findings for every rule that matches (claiming its span)."""
     for pattern, field, value, note in RULES:
-        for m in scan.finditer(pattern):
+        for m in scan.finditer(pattern, near=_TRIGGERS[field]):
             if not scan.free(m.start(), m.end()):
                 continue
             if field == "_dtype":
                 found: Any = _dtype(m)
+            elif value == GGUF:
+                near = scan.low[max(0, m.start() - 12):m.end() + 8]
+                if m.group(1) not in _GGUF or not _QUANT_CONTEXT.search(near):
+                    continue  # "by q3" is a quarter
+                found = _GGUF[m.group(1)]
+            elif value == GGUF_DEFAULT:
+                if any(str(v).startswith("gguf-") for v in scan.values("quantization")):
+                    scan.claim(m.start(), m.end())
+                    continue
+                found = "gguf-q4_k_m"
             elif value == FSDP:
                 found = 2 if _FSDP_2.search(scan.low) else 0 if "no_shard" in scan.low else 3
                 note = note if found == 3 else ""
@@ -143,11 +173,30 @@ def find_knobs(scan: Scan) -> None:
                 found = m.group(1) if field == "kv_cache_dtype" else "gguf-" + m.group(1)
             elif value == G:
                 found = int(m.group(1))
+            elif value == S:
+                found = m.group(1)
             else:
                 found = value
             scan.add(field, found, m.start(), m.end(), note, claim=field not in _UNCLAIMED)
-    for field, after, before in _PARALLEL_RULES:
-        for pattern in (after, before):
-            for m in scan.finditer(pattern):
-                if scan.free(m.start(), m.end()):
-                    scan.add(field, int(m.group("n")), m.start(), m.end())
+    _lora_targets(scan)
+
+
+_TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'][^\"'\n]{0,80}[\"'])")
+_ATTN_ONLY = re.compile(r"\b(?:attention[\s\-]only|only\s+(?:on\s+)?(?:the\s+)?attention|"
+                        r"q[\s,/&+]*(?:and\s+)?v(?:[\s_]*proj)?\s+only"
+                        r"|only\s+q[\s,/&+]*(?:and\s+)?v|on\s+q_proj\s+and\s+v_proj)\b")
+_ALL_LINEAR = re.compile(r"\ball[\s\-_]*linear(?:\s+layers)?\b|\ball\s+(?:the\s+)?projections\b")
+_ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "query_key_value", "c_attn")
+
+
+def _lora_targets(scan: Scan) -> None:
+    """``target_modules=[...]``, "attention only", "all linear layers"."""
+    for m in scan.finditer(_TARGETS):
+        names = m.group("list").lower()
+        attention = all(p in _ATTENTION_MODULES for p in re.findall(r"[a-z_]+", names))
+        scan.add("lora_targets", "attention" if attention and "linear" not in names else "all_linear",
+                 m.start(), m.end())
+    for m in scan.finditer(_ATTN_ONLY):
+        scan.add("lora_targets", "attention", m.start(), m.end())
+    for m in scan.finditer(_ALL_LINEAR):
+        scan.add("lora_targets", "all_linear", m.start(), m.end())

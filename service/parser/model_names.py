@@ -10,35 +10,28 @@ matches nothing becomes an unknown name with the closest ids.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from service.core.model.presets import ModelPreset, all_presets, lookup_preset, suggestions
+from service.parser.model_sizes import find_bare_sizes
 from service.parser.normalize import safe_echo
 from service.parser.scan import MAX_MATCHES, Scan
 from service.parser.types import Unknown
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9._/\-]*[a-z0-9])?")
 _ALPHA = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"\d")
 _ID_SHAPE = re.compile(r"^([a-z]+)-?(v?\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?[bm])\b")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s?([bm])$")
 _FAMILY_SIZE = re.compile(
     r"^(?P<fam>[a-z]+)[\s\-_]*(?P<ver>v?\d+(?:\.\d+)?(?![\d.]*\s?[bm]\b))?"
     r"(?:[\s\-_]*(?:instruct|chat|base|it|hf))?[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?(?P<unit>[bm])\b"
 )
-_BARE = re.compile(
-    r"(?<![\w.$])(?P<neg>-\s?)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
-    r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
-)
-_NOT_PARAMS = re.compile(
-    r"\s*(?:tokens?|toks?|rows|samples|examples|steps|images|words|docs|documents|dollars|usd|/"
-    r"|per\b|\$)"
-)
-# "2m sequences", "100k users": counts of other things; but "7B seq 4096" is a 7B model.
-_NOT_PARAMS_MILLIONS = re.compile(r"\s*(?:context|ctx|users?|requests?|seq|sequences?)")
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
                         "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
-_NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama"})
+_NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama",
+                      "deepspeed", "megatron", "pytorch", "gemm", "mistake", "falcons"})
 _MAX_WINDOW = 5
 # Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
 _TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"
@@ -94,9 +87,10 @@ def _distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-@cache
-def family_of(word: str) -> str | None:
-    """The family a word starts with, allowing one typo (two in long names); None if none."""
+@lru_cache(maxsize=4096)  # bounded: the words of a long paste must not grow it without end
+def family_of(word: str, typo: bool = True) -> str | None:
+    """The family a word starts with; with ``typo``, allowing one typo (two in long names) in a
+    family that starts with the same letter. None if none."""
     head = _ALPHA.match(word.rsplit("/", 1)[-1])
     if head is None:
         return None
@@ -104,11 +98,21 @@ def family_of(word: str) -> str | None:
     fams = _families()
     if alpha in fams or word.split("/", 1)[0] in fams:
         return alpha if alpha in fams else word.split("/", 1)[0]
-    if not 4 <= len(alpha) <= 12 or alpha in _NO_TYPO:
+    if not typo or not 4 <= len(alpha) <= 12 or alpha in _NO_TYPO:
         return None
-    best = [f for f in fams if f not in _NO_TYPO and len(f) >= 4
+    best = [f for f in _typo_families().get(alpha[0], ()) if abs(len(f) - len(alpha)) <= 2
             and _distance(alpha, f) <= (2 if len(f) >= 5 else 1)]
-    return min(best, key=lambda f: (_distance(alpha, f), f[0] != alpha[0], f)) if best else None
+    return min(best, key=lambda f: (_distance(alpha, f), f)) if best else None
+
+
+@cache
+def _typo_families() -> dict[str, tuple[str, ...]]:
+    """Families a typo may stand for, by first letter."""
+    table: dict[str, list[str]] = {}
+    for fam in sorted(_families()):
+        if fam not in _NO_TYPO and len(fam) >= 4:
+            table.setdefault(fam[0], []).append(fam)
+    return {k: tuple(v) for k, v in table.items()}
 
 
 def _typo_word(word: str) -> str:
@@ -125,21 +129,27 @@ def _fixed(word: str, family: str) -> str:
     return family + base[head.end():]
 
 
+def _sized(digits: list[bool], i: int) -> bool:
+    """A misspelt family is only guessed next to a size or version ("lama 3 8b", "qwne2.5")."""
+    return any(digits[i:i + 3])
+
+
 def find_models(scan: Scan) -> None:
     """Add ``model`` findings (preset ids), unknown names, then bare sizes (``params_b``)."""
     for m in scan.finditer(_TOOLS):
         scan.claim(m.start(), m.end())
     _distills(scan)
     words = list(_WORD.finditer(scan.view()))
+    digits = [_DIGIT.search(w.group(0)) is not None for w in words]
     i = 0
     while i < len(words) and len(scan.findings) < MAX_MATCHES:
-        family = family_of(words[i].group(0))
+        family = family_of(words[i].group(0), _sized(digits, i))
         if family is None:
             i += 1
             continue
         used = _mention(scan, words, i, family)
         i += max(used, 1)
-    _bare_sizes(scan)
+    find_bare_sizes(scan)
 
 
 def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
@@ -151,7 +161,7 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
         preset = lookup_preset(" ".join(parts))
         if preset is None:
             continue
-        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset:
+        while n > 1 and lookup_preset(" ".join(parts[:n - 1])) == preset and parts[n - 1] not in preset.id:
             n -= 1  # "llama 3.1 70b awq", "llama-3-8b, 4096 seq": the name ends where it resolves
         start, end = words[i].start(), words[i + n - 1].end()
         note = f"read '{_typo_word(first)}' as {family}" if typo else ""
@@ -209,14 +219,15 @@ def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fi
         return _family_only(scan, words, i, family)
     written = scan.text[start:span_end]
     candidates = _by_family_size().get((family, size), [])
-    if ver is not None:  # "llama 3 405b": the newest 3.x of that size
-        major = _version(ver)[0]
-        candidates = [c for c in candidates if c[0][0] == major and _version(ver)[1] == 0]
+    exact: list[tuple[tuple[float, float, float], ModelPreset]] = []
+    if ver is not None:  # "llama3:70b" is 3.0 when there is one; "llama 3 405b": the newest 3.x
+        exact = [c for c in candidates if c[0] == _version(ver)]
+        candidates = exact or [c for c in candidates if c[0][0] == _version(ver)[0] and _version(ver)[1] == 0]
     if candidates:
         preset = candidates[0][1]
         newest = f"{family} {ver}.x" if ver else family
-        note = (f"'{safe_echo(written)}' read as {preset.id} (the newest {newest} of that size; "
-                "name the version for another)")
+        note = f"'{safe_echo(written)}' read as {preset.id}" + ("" if exact else (
+            f" (the newest {newest} of that size; name the version for another)"))
         if typo:
             note += f"; read '{_typo_word(first)}' as {family}"
         scan.add("model", preset.id, start, span_end, note)
@@ -239,11 +250,13 @@ def _family_only(scan: Scan, words: list[re.Match[str]], i: int, family: str) ->
     written = scan.text[words[i].start():end]
     ver = re.search(r"\d+(?:\.\d+)?", written)
     near = _near(family, "", ver.group(0) if ver else None, written)
-    scan.add("_unknown", Unknown("model", safe_echo(written), near),
-             words[i].start(), end, claim=False)
+    # "llama 4 scout": the version is part of the name; "gpt-oss-20b": its size may still be read
+    scan.add("_unknown", Unknown("model", safe_echo(written), near), words[i].start(), end,
+             claim=shape is not None and not _SIZE.search(written))
     return 1
 
 
+@lru_cache(maxsize=512)
 def _near(family: str, size: str, ver: str | None, written: str) -> tuple[str, ...]:
     """Up to 3 ids of the family: the written version first, then nearest in size, newest."""
     entries = [e for (fam, _), group in _by_family_size().items() if fam == family for e in group]
@@ -274,23 +287,3 @@ def _size_value(size: str) -> float:
         return 0.0
     value = float(m.group(1)) * (1.0 if m.group(2) == "b" else 1e-3)
     return value
-
-
-def _bare_sizes(scan: Scan) -> None:
-    view = scan.view()
-    for m in scan.finditer(_BARE):
-        unit = m.group("unit")
-        tail = view[m.end():m.end() + 20]
-        millions = unit in ("m", "million")
-        if not m.group("tail") and (_NOT_PARAMS.match(tail)
-                                    or (millions and _NOT_PARAMS_MILLIONS.match(tail))):
-            continue
-        if unit in ("t", "trillion") and not m.group("tail"):
-            continue  # "on 3T" is a token count
-        if m.start() > 0 and view[m.start() - 1] == "x":
-            continue  # "8x7b"
-        value = float(m.group("num")) * {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3,
-                                         "million": 1e-3, "t": 1e3, "trillion": 1e3}[unit]
-        if m.group("neg"):
-            value = -value
-        scan.add("params_b", round(value, 6), m.start(), m.end())

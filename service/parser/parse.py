@@ -1,124 +1,57 @@
-"""Put the extractors together: one message (and the thread's previous request) -> ``Parsed``."""
+"""The pipeline: one message (and the thread's previous request) -> ``Parsed``.
+
+1. ``normalize``: Slack markup, Unicode, length.
+2. names and switches, each claiming what it read: pasted settings whose value is a word
+   (``training_args``), a pasted ``config.json``, model names, switches in words (``knobs``:
+   "zero stage 2" is read before "2 h100" could be), follow-ups that scale ("2x the context"),
+   data given as examples x length ("1M samples of 512 tokens"),
+   GPU names with their counts (``hardware``), hardware that is not covered (Apple, CPU).
+3. ``readings``: the rest as tokens (``tokens``), numbers bound to attributes by type
+   (``binding``), findings, and the numbers nothing could read.
+4. ``assemble``: task, intent, comparisons, follow-up merge, questions back.
+"""
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-from service.parser import rules
-from service.parser.badinput import SQL, looks_like_sql, problem
-from service.parser.compare import expand, variants
-from service.parser.custom_shape import find_architecture
-from service.parser.followup import REQUEST_FIELDS, merge, sanitize
+from service.parser.assemble import assemble
+from service.parser.badinput import problem
+from service.parser.compare import expand
+from service.parser.custom_shape import find_pasted_config
+from service.parser.dataset_size import find_dataset_size
+from service.parser.followup import sanitize
 from service.parser.hardware import find_hardware
-from service.parser.intent import Cues, cues
 from service.parser.knobs import find_knobs
-from service.parser.maximum import asked
 from service.parser.model_names import find_models
 from service.parser.normalize import clean
+from service.parser.not_covered import find_not_covered
+from service.parser.readings import read_quantities
+from service.parser.scaling import find_scaling
 from service.parser.scan import Scan
-from service.parser.sizes import find_sizes
 from service.parser.training_args import find_training_args
-from service.parser.types import Finding, Parsed, Unknown
+from service.parser.types import Parsed
 
-_STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
-_EXTRACTORS = (find_training_args, find_architecture, find_models, find_hardware, find_knobs, find_sizes)
-MODEL_FIELDS = ("model", "params_b", "arch")
+_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_knobs, find_scaling,
+                       find_dataset_size, find_hardware, find_not_covered)
+CRASH = "Sorry, I couldn't read that one."
 
 
 def scan_text(text: str) -> Scan:
+    """The findings of every step (numbers no step could read are ``_unread`` findings)."""
     scan = Scan(text)
-    for extract in _EXTRACTORS:
+    for extract in _NAMES_AND_SWITCHES:
         extract(scan)
+    read_quantities(scan)
     return scan
-
-
-def ordered_values(scan: Scan) -> dict[str, list[Any]]:
-    """Each field's distinct values in the order written, skipping "instead of X" values."""
-    out: dict[str, list[Any]] = {}
-    for f in sorted(scan.findings, key=lambda f: f.start):
-        if f.end > f.start and _STALE.search(scan.low[max(0, f.start - 16):f.start]):
-            continue
-        values = out.setdefault(f.field, [])
-        if f.value not in values:
-            values.append(f.value)
-    return out
 
 
 def parse(text: object, previous: object = None) -> Parsed:
     """Everything understood from ``text`` (see the package docstring); never raises."""
     prev = sanitize(previous)
-    cleaned = clean(text)
-    bad = problem(text, cleaned)
-    if bad is not None:
-        return Parsed("invalid", {}, prev, problem=bad)
-    scan = scan_text(expand(cleaned.text))
-    cue = cues(scan.low)
-    ordered = ordered_values(scan)
-    notes: list[str] = []
-    task = rules.task(cue, ordered, prev)
-    if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
-        notes.append(rules.TASK_NOTE)
-    rules.normalize(ordered, task, notes)
-    compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())
-    if len(compare) < 2:
-        compare_field, compare = None, ()
-    fields = {k: v[0] for k, v in ordered.items() if k in REQUEST_FIELDS}
-    for variant in compare:
-        for key in variant.changes:
-            fields.pop(key, None)
-    if compare_field == "model":
-        fields.pop("params_b", None)
-    notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
-    notes += scan.notes
-    how_many = bool(ordered.get("_how_many"))
-    fields["task"] = task
-    accum = ordered.get("_grad_accum", [None])[0]
-    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
-    if not how_many:
-        rules.serving_gpus(fields, notes)
-    merged = merge(prev, fields, how_many)
-    if how_many and "gpu" not in merged and compare_field != "gpu":
-        merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
-        notes.append("no GPU type named: H100 80GB SXM")
-    unknown = _unknown(ordered, merged, compare_field)
-    intent = _intent(cue, merged, compare_field, task)
-    understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
-        or bool(ordered.get("_arch_partial"))
-    if cue.help and not understood:
-        return Parsed("help", {}, prev)
-    if not understood and (not cue.domain or looks_like_sql(scan.low)):
-        return Parsed("invalid", {}, prev, problem=SQL if looks_like_sql(scan.low) else rules.NOTHING)
-    out_of_range = rules.out_of_range(merged, compare)
-    if out_of_range is not None:
-        field, message = out_of_range
-        kept = {k: v for k, v in merged.items() if k != field}
-        return Parsed("invalid", fields, kept, tuple(notes), problem=message)
-    clarify = rules.clarify(merged, ordered, unknown, intent)
-    maximize = asked(scan.low, fields) if compare_field is None else None
-    return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
-                  None, unknown, clarify, how_many, maximize)
-
-
-def _used(f: Finding, fields: dict[str, Any], compare_field: str | None) -> bool:
-    return (f.field in fields and fields[f.field] == f.value) or f.field == compare_field \
-        or f.field.startswith("_")
-
-
-def _unknown(ordered: dict[str, list[Any]], merged: dict[str, Any],
-             compare_field: str | None) -> Unknown | None:
-    names = [u for u in ordered.get("_unknown", []) if isinstance(u, Unknown)]
-    gpus = [u for u in names if u.kind == "gpu"]
-    if gpus:
-        return gpus[0]
-    if not any(k in merged for k in MODEL_FIELDS) and compare_field != "model":
-        return names[0] if names else None
-    return None
-
-
-def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
-    if compare_field is not None:
-        return "compare"
-    if task != "infer" and ("tokens" in merged or cue.time):
-        return "time_cost"
-    return task
+    try:
+        cleaned = clean(text)
+        bad = problem(text, cleaned)
+        if bad is not None:
+            return Parsed("invalid", {}, prev, problem=bad)
+        return assemble(scan_text(expand(cleaned.text)), prev)
+    except Exception:  # a bug must not take the bot down: say so kindly, the tests find the bug
+        return Parsed("invalid", {}, prev, problem=CRASH)

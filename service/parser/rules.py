@@ -69,14 +69,19 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
             _add(ordered, "precision", _TRAIN_DTYPE[dtype])
             if dtype in ("bf16", "fp16"):
                 notes.append(f"{dtype} read as {dtype} mixed precision (fp32 master weights)")
+    stated_micro = list(ordered.get("micro_batch", []))
     for batch in ordered.pop("_batch", []):
         if task == "infer":
             _add(ordered, "batch", batch)
-        elif not ordered.get("micro_batch"):
-            ordered["micro_batch"] = [batch]
-            notes.append(f"batch size {batch} read as the per-GPU micro-batch")
-    if task == "infer":
-        _tokens_as_context(ordered, notes)
+        elif stated_micro and isinstance(batch, int) and batch > stated_micro[0] \
+                and not ordered.get("global_batch"):
+            ordered["global_batch"] = [batch]  # "batch size 512, micro batch 4"
+            notes.append(f"batch size {batch} read as the global batch "
+                         f"(micro-batch {stated_micro[0]} stated)")
+        else:
+            if not ordered.get("micro_batch"):
+                notes.append(f"batch size {batch} read as the per-GPU micro-batch")
+            _add(ordered, "micro_batch", batch)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task != "finetune":
@@ -85,17 +90,6 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered.pop("lora_targets", None)
     elif ordered.get("lora_rank") and not ordered.get("finetune_method"):
         ordered["finetune_method"] = ["lora"]
-
-
-def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str]) -> None:
-    """Serving has no training tokens: "at 4096 tokens", "prompts of 2k tokens" is the context."""
-    tokens = [t for t in ordered.pop("tokens", []) if isinstance(t, int | float)]
-    if ordered.get("seq_len") or not tokens:
-        return
-    value = tokens[0]
-    if value == int(value) and 1 <= value <= MAX_CONTEXT:
-        ordered["seq_len"] = [int(value)]
-        notes.append(f"{int(value):,} tokens read as the context length")
 
 
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
@@ -118,6 +112,20 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
         else:
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
+
+
+def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -> None:
+    """GPUs from how they are laid out: nodes x GPUs per node (``--nnodes 2 --nproc_per_node
+    8``), or DP x TP x PP (``--dp 2 --tp 4``)."""
+    per, nodes = fields.get("gpus_per_node"), fields.get("nodes")
+    if "gpu_count" not in fields and isinstance(per, int) and isinstance(nodes, int):
+        fields["gpu_count"] = per * nodes
+        fields.pop("gpus_per_node")
+        notes.append(f"{nodes} nodes x {per} GPUs = {per * nodes} GPUs")
+    tp, pp = fields.get("tp", 1), fields.get("pp", 1)
+    if "gpu_count" not in fields and dp is not None and isinstance(tp, int) and isinstance(pp, int):
+        fields["gpu_count"] = dp * tp * pp
+        notes.append(f"{dp * tp * pp} GPUs = DP {dp} x TP {tp}" + (f" x PP {pp}" if pp > 1 else ""))
 
 
 def serving_gpus(fields: dict[str, Any], notes: list[str]) -> None:
@@ -155,7 +163,7 @@ def clarify(merged: dict[str, Any], ordered: dict[str, list[Any]], unknown: Unkn
             intent: str) -> str | None:
     """One question back when something essential is missing (None when nothing is)."""
     if unknown is not None and unknown.kind == "gpu":
-        return _did_you_mean("GPU", unknown) + " Try e.g. `8x A100 80GB` or `one 4090`."
+        return _closest_gpus(unknown)
     if intent != "compare" and not any(k in merged for k in ("model", "params_b", "arch")):
         if unknown is not None:
             return _did_you_mean("model", unknown)
@@ -167,6 +175,16 @@ def clarify(merged: dict[str, Any], ordered: dict[str, list[Any]], unknown: Unkn
     if intent == "time_cost" and "tokens" not in merged:
         return "How many training tokens? e.g. `... on 300B tokens` (I show memory until then)."
     return None
+
+
+def _closest_gpus(unknown: Unknown) -> str:
+    """"I don't know the RTX 3060 12GB; closest I know: ...": asked, never swapped for another card."""
+    name = unknown.name or "that GPU"
+    ids = list(unknown.suggestions)
+    if not ids:
+        return f"I don't know the {name}. Name a GPU I know, e.g. `8x A100 80GB` or `one 4090`."
+    choice = ids[0] if len(ids) == 1 else ", ".join(ids[:-1]) + " or " + ids[-1]
+    return f"I don't know the {name}; closest I know: {choice}. Name one of those to size it on that."
 
 
 def _did_you_mean(kind: str, unknown: Unknown) -> str:

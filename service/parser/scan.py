@@ -11,9 +11,12 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
+from service.parser.tokens import CLAIMED
 from service.parser.types import Finding
 
+_STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
 MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
+NEAR = 80  # characters around a trigger word that a pattern containing it can span
 
 
 def _lower(text: str) -> str:
@@ -33,6 +36,7 @@ class Scan:
         self._chars = list(self.low)
         self._view: str | None = self.low
         self.findings: list[Finding] = []
+        self._windows: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self.notes: list[str] = []
 
     def view(self) -> str:
@@ -40,6 +44,10 @@ class Scan:
         if self._view is None:
             self._view = "".join(self._chars)
         return self._view
+
+    def marked(self) -> str:
+        """The text with every claimed character (but spaces) as ``CLAIMED``: the tokenizer's input."""
+        return "".join(c if c == orig else CLAIMED for c, orig in zip(self._chars, self.low, strict=True))
 
     def claim(self, start: int, end: int) -> None:
         for i in range(max(0, start), min(end, len(self._chars))):
@@ -52,10 +60,38 @@ class Scan:
         if claim and end > start:
             self.claim(start, end)
 
-    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES) -> Iterator[re.Match[str]]:
+    def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES,
+                 near: tuple[str, ...] = ()) -> Iterator[re.Match[str]]:
         """Up to ``limit`` matches on the view as it is now (claims made while iterating do
-        not hide later matches: callers check ``free`` when that matters)."""
-        yield from islice(pattern.finditer(self.view()), limit)
+        not hide later matches: callers check ``free`` when that matters). With ``near``, only
+        around those words: a pattern whose every match contains one of them need not scan a
+        long paste end to end."""
+        view = self.view()
+        if not near:
+            yield from islice(pattern.finditer(view), limit)
+            return
+        found = (m for start, end in self.windows(near) for m in pattern.finditer(view, start, end))
+        yield from islice(found, limit)
+
+    def windows(self, words: tuple[str, ...]) -> list[tuple[int, int]]:
+        """Merged spans of ``NEAR`` characters around each occurrence of ``words`` in the text."""
+        cached = self._windows.get(words)
+        if cached is not None:
+            return cached
+        spans: list[tuple[int, int]] = []
+        for word in words:
+            at = self.low.find(word)
+            while at >= 0:
+                spans.append((max(0, at - NEAR), min(len(self.low), at + len(word) + NEAR)))
+                at = self.low.find(word, at + 1)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self._windows[words] = merged
+        return merged
 
     def free(self, start: int, end: int) -> bool:
         """True when no character of the span (without its edge whitespace) was claimed yet."""
@@ -66,6 +102,10 @@ class Scan:
         while end > start and chars[end - 1].isspace():
             end -= 1
         return all(chars[i] == low[i] for i in range(start, end))
+
+    def stale(self, start: int) -> bool:
+        """True when the words before ``start`` retire what follows ("instead of 16", "from 8")."""
+        return _STALE.search(self.low[max(0, start - 16):start]) is not None
 
     def values(self, field: str) -> list[object]:
         return [f.value for f in self.findings if f.field == field]

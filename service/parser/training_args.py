@@ -1,12 +1,13 @@
 """Pasted launch configuration: Hugging Face ``TrainingArguments``/axolotl YAML, Megatron-LM
-flags, DeepSpeed JSON and torchrun/deepspeed launcher flags.
+flags, DeepSpeed JSON and accelerate config.
 
 Most keys read like prose and are handled by ``knobs``/``sizes`` (``per_device_train_batch_size``,
 ``gradient_checkpointing``, ``optim``, ``--tensor-model-parallel-size``, ``"stage": 3``). This
-module reads the ones that need their value: boolean precision flags (``bf16=True``,
-``"fp16": {"enabled": false}``), DeepSpeed offload devices, config file names (``ds_z3.json``),
-launcher node/GPU counts, and which framework keeps the weights (HF Trainer without DeepSpeed or
-FSDP keeps fp32 weights under autocast).
+module reads the ones whose value is a word: boolean precision flags (``bf16=True``,
+``"fp16": {"enabled": false}``, ``mixed_precision: bf16``), DeepSpeed offload devices, config
+file names (``ds_z3.json``), ``adapter: qlora``, and which framework keeps the weights (HF
+Trainer without DeepSpeed or FSDP keeps fp32 weights under autocast). Numbers after keys
+(``--nproc_per_node 8``, ``micro_batch_size: 2``) are the binder's.
 """
 
 from __future__ import annotations
@@ -17,16 +18,15 @@ from service.parser.scan import Scan
 
 _BOOL = r"[\"']?(?P<value>true|false|1|0|auto|yes|no)[\"']?"
 _PREC_FLAG = re.compile(rf"(?<![\w])-{{0,2}}[\"']?(?P<key>bf16|fp16|tf32|bf16_full_eval|fp16_full_eval)[\"']?"
-                        rf"(?:\s*[=:]\s*|\s+){_BOOL}(?![\w])")
+                        rf"(?:[ \t]*[=:][ \t]*| +){_BOOL}(?![\w.])")
 _PREC_JSON = re.compile(r"[\"'](?P<key>bf16|fp16)[\"']\s*:\s*\{\s*[\"']enabled[\"']\s*:\s*"
                         rf"{_BOOL}[^}}]{{0,200}}\}}")
 _OFFLOAD_JSON = re.compile(r"[\"']?offload_(?P<what>optimizer|param)[\"']?\s*:\s*\{\s*[\"']device[\"']\s*:\s*"
                            r"[\"'](?P<device>cpu|nvme|none)[\"'][^}]{0,200}\}")
 _DS_FILE = re.compile(r"\b(?:deepspeed|deepspeed_config|ds_config)[\"']?\s*[=:]?\s*[\"']?[\w./\-]*?"
                       r"(?:zero|z|stage)[_\-]?(?P<stage>[0-3])(?![0-9])[\w\-]*\.json")
-_NODES = re.compile(r"--(?:nnodes|num[_\-]nodes)[\s=]+(?P<n>\d+)\b")
-_PER_NODE = re.compile(r"--(?:nproc[_\-]per[_\-]node|num[_\-]gpus|gpus[_\-]per[_\-]node)[\s=]+(?P<n>\d+)\b")
-_WORLD = re.compile(r"\b(?:world[_\-]size|num_processes)\s*[=:]?\s*(?P<n>\d+)\b")
+_MIXED = re.compile(r"\bmixed_precision\s*[=:]\s*[\"']?(?P<value>bf16|fp16|fp8|no)\b")
+_ADAPTER = re.compile(r"\badapter\s*[=:]\s*[\"']?(?P<value>q?lora)\b")
 _HF_MARKERS = re.compile(r"\b(?:trainingarguments|sftconfig|sfttrainer|per_device_train_batch_size"
                          r"|gradient_accumulation_steps\s*=|optim\s*=|num_train_epochs)\b")
 _MEGATRON_MARKERS = re.compile(r"--(?:tensor-model-parallel-size|num-layers|micro-batch-size|"
@@ -53,17 +53,13 @@ def find_training_args(scan: Scan) -> None:
             scan.claim(m.start(), m.end())
     for m in scan.finditer(_DS_FILE):
         scan.add("zero_stage", int(m.group("stage")), m.start(), m.end())
-    nodes = _first(scan, _NODES)
-    per = _first(scan, _PER_NODE)
-    world = _first(scan, _WORLD)
-    if nodes is not None:
-        scan.add("nodes", nodes)
-    if nodes is not None and per is not None:
-        scan.add("gpu_count", nodes * per, note=f"{nodes} nodes x {per} GPUs = {nodes * per} GPUs")
-    elif world is not None:
-        scan.add("gpu_count", world)
-    elif per is not None:
-        scan.add("gpu_count" if nodes is None else "gpus_per_node", per)
+        scan.add("framework", "deepspeed", m.start(), m.end())
+    for m in scan.finditer(_MIXED, limit=1):
+        value = m.group("value")
+        scan.add("precision", "fp32" if value == "no" else value if value == "fp8" else f"{value}_mixed",
+                 m.start(), m.end())
+    for m in scan.finditer(_ADAPTER, limit=1):
+        scan.add("finetune_method", m.group("value"), m.start(), m.end())
     if _DS_MARKERS.search(view):
         scan.add("framework", "deepspeed", note="DeepSpeed config keys: DeepSpeed accounting")
     elif _MEGATRON_MARKERS.search(view):
@@ -78,10 +74,3 @@ def _precision(scan: Scan, m: re.Match[str]) -> None:
         scan.add("precision", f"{key}_mixed", m.start(), m.end())
     else:
         scan.claim(m.start(), m.end())
-
-
-def _first(scan: Scan, pattern: re.Pattern[str]) -> int | None:
-    for m in scan.finditer(pattern):
-        scan.claim(m.start(), m.end())
-        return int(m.group("n"))
-    return None

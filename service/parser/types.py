@@ -51,4 +51,4 @@ class Parsed:
     clarify: str | None = None
     how_many: bool = False  # "how many GPUs": the planner's fewest count
     maximize: str | None = None  # "max context", "biggest batch": the field whose limit is asked
-    ignored: tuple[str, ...] = ()  # stated quantities that were not bound to any field
+    ignored: tuple[str, ...] = ()  # stated numbers no field took, as written ("3 epochs"): said back

@@ -1,0 +1,143 @@
+"""The last step: findings -> request fields, task, intent, comparison, the merge over the thread's
+previous request, and what to say back (notes, numbers not used, a question, a problem)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.parser import rules
+from service.parser.badinput import SQL, looks_like_sql
+from service.parser.compare import variants
+from service.parser.followup import REQUEST_FIELDS, merge
+from service.parser.intent import Cues, cues
+from service.parser.maximum import asked
+from service.parser.scaling import apply_scaling
+from service.parser.scan import Scan
+from service.parser.token_counts import token_counts
+from service.parser.types import Finding, Parsed, Unknown
+
+MODEL_FIELDS = ("model", "params_b", "arch")
+MAX_IGNORED = 6  # a long paste's unread numbers: the first few are enough to say
+
+
+def ordered_values(scan: Scan) -> dict[str, list[Any]]:
+    """Each field's distinct values in the order written, skipping "instead of X" values."""
+    out: dict[str, list[Any]] = {}
+    for f in sorted(scan.findings, key=lambda f: f.start):
+        if f.end > f.start and scan.stale(f.start):
+            continue
+        values = out.setdefault(f.field, [])
+        if f.value not in values:
+            values.append(f.value)
+    return out
+
+
+def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
+    cue = cues(scan.low)
+    ordered = ordered_values(scan)
+    notes: list[str] = []
+    task = rules.task(cue, ordered, prev)
+    if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
+        notes.append(rules.TASK_NOTE)
+    unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes)
+    rules.normalize(ordered, task, notes)
+    ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
+    ignored = ignored[:MAX_IGNORED]
+    compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())
+    if len(compare) < 2:
+        compare_field, compare = None, ()
+    fields = {k: v[0] for k, v in ordered.items() if k in REQUEST_FIELDS}
+    notes += _second_values(ordered, compare_field)
+    for variant in compare:
+        for key in variant.changes:
+            fields.pop(key, None)
+    if compare_field == "model":
+        fields.pop("params_b", None)
+    notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
+    notes += scan.notes
+    apply_scaling(ordered.get("_scale", []), fields, prev, task, notes, ignored)
+    how_many = bool(ordered.get("_how_many"))
+    fields["task"] = task
+    accum = ordered.get("_grad_accum", [None])[0]
+    dp = ordered.get("_dp", [None])[0]
+    rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
+    if ordered.get("_one_gpu") and "gpu_count" not in fields:
+        fields["gpu_count"] = 1
+    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
+    if not how_many:
+        rules.serving_gpus(fields, notes)
+    merged = merge(prev, fields, how_many)
+    if how_many and "gpu" not in merged and compare_field != "gpu":
+        merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
+        notes.append("no GPU type named: H100 80GB SXM")
+    unknown = _unknown(ordered, merged, compare_field)
+    said = tuple(ignored)
+    elsewhere = ordered.get("_not_covered")
+    if elsewhere:
+        return Parsed("invalid", fields, merged, tuple(notes), problem=str(elsewhere[0]), ignored=said)
+    intent = _intent(cue, merged, compare_field, task)
+    understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
+        or bool(ordered.get("_arch_partial"))
+    if cue.help and not understood:
+        return Parsed("help", {}, prev, ignored=said)
+    if not understood and (not cue.domain or looks_like_sql(scan.low) or ignored):
+        return Parsed("invalid", {}, prev, problem=_nothing(scan, ignored), ignored=said)
+    out_of_range = rules.out_of_range(merged, compare)
+    if out_of_range is not None:
+        field, message = out_of_range
+        kept = {k: v for k, v in merged.items() if k != field}
+        return Parsed("invalid", fields, kept, tuple(notes), problem=_also(message, said), ignored=said)
+    clarify = rules.clarify(merged, ordered, unknown, intent)
+    if clarify is not None:  # a question back is the whole reply: it names what was not used too
+        clarify = _also(clarify, said)
+    maximize = asked(scan.low, fields) if compare_field is None else None
+    return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
+                  None, unknown, clarify, how_many, maximize, said)
+
+
+def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:
+    """"seq 4096 ... now we want 8192": one value is used, the other is said, not dropped."""
+    out = []
+    for field, values in ordered.items():
+        numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if field in REQUEST_FIELDS and field != compare_field and len(numbers) > 1 and field != "params_b":
+            others = ", ".join(f"{v:,}" if isinstance(v, int) else f"{v:g}" for v in numbers[1:3])
+            out.append(f"{field.replace('_', ' ')}: used {numbers[0]:,}, not {others}")
+    return out[:3]
+
+
+def _also(text: str, ignored: tuple[str, ...]) -> str:
+    return f"{text} (I didn't use: {', '.join(ignored)}.)" if ignored else text
+
+
+def _nothing(scan: Scan, ignored: list[str]) -> str:
+    if looks_like_sql(scan.low):
+        return SQL
+    if ignored:
+        return (f"I couldn't use {ignored[0]} on its own: say what it counts, e.g. `8 gpus`, "
+                "`32k context`, `16 users`, `tp 4`, and the model and GPU if this starts a thread.")
+    return rules.NOTHING
+
+
+def _used(f: Finding, fields: dict[str, Any], compare_field: str | None) -> bool:
+    return (f.field in fields and fields[f.field] == f.value) or f.field == compare_field \
+        or f.field.startswith("_")
+
+
+def _unknown(ordered: dict[str, list[Any]], merged: dict[str, Any],
+             compare_field: str | None) -> Unknown | None:
+    names = [u for u in ordered.get("_unknown", []) if isinstance(u, Unknown)]
+    gpus = [u for u in names if u.kind == "gpu"]
+    if gpus:
+        return gpus[0]
+    if not any(k in merged for k in MODEL_FIELDS) and compare_field != "model":
+        return names[0] if names else None
+    return None
+
+
+def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
+    if compare_field is not None:
+        return "compare"
+    if task != "infer" and ("tokens" in merged or cue.time):
+        return "time_cost"
+    return task

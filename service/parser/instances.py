@@ -1,0 +1,53 @@
+"""Cloud instance names as the GPUs they carry: "p4d.24xlarge" is 8x A100 40GB, "g5.xlarge" one
+A10G, "a3-highgpu-8g" 8x H100, "g2-standard-24" two L4s. Said back in a note; an id the catalog no
+longer has is left alone (the catalog decides).
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.parser.gpu_names import resolve
+from service.parser.scan import Scan
+
+_MANY = r"(?:\b(?P<many>\d{1,4})\s*(?:x\s*)?)?"  # "2 p5.48xlarge": two nodes
+_AWS = re.compile(_MANY + r"\b(?P<family>p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
+                  r"\.(?P<size>\d*x?large|metal)\b")
+_GCP = re.compile(_MANY + r"\b(?:(?:a2-(?P<a2>high|mega|ultra)gpu|a3-(?P<a3>high|mega|edge|ultra)gpu)"
+                  r"-(?P<n>\d{1,2})g|g2-standard-(?P<g2>\d{1,2}))\b")
+_AWS_GPU = {"p4d": "a100-40gb", "p4de": "a100-80gb", "p5": "h100-80gb", "p5e": "h200-141gb",
+            "p5en": "h200-141gb", "p3": "v100-16gb", "p3dn": "v100-32gb", "g5": "a10g-24gb", "g6": "l4-24gb",
+            "g6e": "l40s-48gb", "g4dn": "t4-16gb"}
+_EIGHT = ("p4d", "p4de", "p5", "p5e", "p5en", "p3dn")
+_AWS_COUNT = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8, "8xlarge": 1, "16xlarge": 1}
+_P3_COUNT = {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
+_G2_COUNT = {24: 2, 48: 4, 96: 8}
+
+
+def find_instances(scan: Scan) -> None:
+    """Add ``gpu`` and ``gpu_count`` for each cloud instance name."""
+    for m in scan.finditer(_AWS, limit=2):
+        family, size = m.group("family"), m.group("size")
+        sizes = _P3_COUNT if family == "p3" else _AWS_COUNT
+        count = 8 if family in _EIGHT else sizes.get(size, 1)
+        _add(scan, m, _AWS_GPU[family], count)
+    for m in scan.finditer(_GCP, limit=2):
+        if m.group("g2"):
+            _add(scan, m, "l4-24gb", _G2_COUNT.get(int(m.group("g2")), 1))
+        elif m.group("a2"):
+            _add(scan, m, "a100-80gb" if m.group("a2") == "ultra" else "a100-40gb", int(m.group("n")))
+        else:
+            _add(scan, m, "h200-141gb" if m.group("a3") == "ultra" else "h100-80gb", int(m.group("n")))
+
+
+def _add(scan: Scan, m: re.Match[str], gpu: str, count: int) -> None:
+    if resolve(gpu) != gpu:
+        return
+    written = " ".join(scan.text[m.start():m.end()].split())
+    nodes = int(m.group("many")) if m.group("many") else None
+    total = count * (nodes or 1)
+    scan.add("gpu", gpu, m.start(), m.end(), f"{written} = {total}x {gpu}")
+    scan.add("gpu_count", total, m.start(), m.end())
+    if nodes is not None:
+        scan.add("nodes", nodes, m.start(), m.end())
+    scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, m.start(), m.end())
