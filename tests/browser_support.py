@@ -107,7 +107,8 @@ class Page:
 
 @contextmanager
 def browser(binary: str, port: int) -> Iterator[Page]:
-    with tempfile.TemporaryDirectory() as profile:
+    # chromium may still write to its profile while it exits: cleanup errors are not failures
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [binary, *FLAGS, f"--user-data-dir={profile}", f"--remote-debugging-port={port}",
              "--remote-debugging-address=127.0.0.1", "about:blank"],

@@ -60,6 +60,8 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
 def _planner_lines(p: PlannerEntry) -> list[str]:
     title = "fewest GPUs of this type" if p.mode == "fewest" else "the given GPUs"
     lines = [f"Planner ({title}): {p.verdict}"]
+    if p.stack_name:
+        lines.append(f"Stack: {p.stack_name}")
     if p.layout is not None:
         head = "Layout" if p.fits else "Leanest layout tried (does not fit)"
         lines.append(f"{head}: {layout_text(p.layout.plan)}")
@@ -71,8 +73,8 @@ def _planner_lines(p: PlannerEntry) -> list[str]:
         lines += ["Alternatives:"] + [f"  - {a.gpus} GPUs, {a.layout}: {a.reason}"
                                       for a in p.alternatives]
     if p.fix is not None:
-        lines.append(f"Cheapest fix: {p.fix.change} ({p.fix.note})")
-        lines += [f"  or: {f.change} ({f.note})" for f in p.other_fixes]
+        lines.append(f"Fix: {p.fix.change}\n  costs: {p.fix.note}")
+        lines += [f"  or: {f.change}\n  costs: {f.note}" for f in p.other_fixes]
     return lines
 
 

@@ -146,9 +146,11 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     serving = serving_line(answer)
     if serving:
         lines.append(serving)
-    if planner is not None and not planner.fits and planner.fix is not None \
-            and "fix" not in planner.verdict:
-        lines.append(f"Cheapest fix: {short_gpu(planner.fix.change)} ({planner.fix.note})")
+    if planner is not None and not planner.fits and planner.fix is not None:
+        lines.append(f"Fix: {short_gpu(planner.fix.change)} ({planner.fix.note})")
+        lines += [f"  or: {short_gpu(f.change)} ({f.note})" for f in planner.other_fixes]
+    if planner is not None and planner.stack_name and answer.task != "infer":
+        lines.append(f"Stack: {planner.stack_name}")
     if ignored:
         lines.append("I did not use: " + ", ".join(f"`{i}`" for i in ignored))
     lines += assumptions_lines(notes, answer.assumptions)

@@ -48,7 +48,7 @@ class Step:
     """One change an engineer tries: to the search space (a knob) or to the job itself."""
 
     what: str
-    changes: dict[str, object]
+    changes: dict[str, str | int | float | bool]
     cost: str
     space: SpaceChange | None = None
     job: JobChange | None = None
@@ -160,7 +160,7 @@ def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
 
 def _fix(steps: list[Step], found: Candidate, trials: _Trials) -> Fix:
     what = " + ".join(s.what for s in steps)
-    changes: dict[str, object] = {}
+    changes: dict[str, str | int | float | bool] = {}
     for step in steps:
         changes.update(step.changes)
     note = "; ".join(s.cost for s in steps) + f"; step time x{found.step_time:.2f} " \

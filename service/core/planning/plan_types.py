@@ -98,8 +98,8 @@ class Fix:
     gpu_id: str
     total_bytes: int | None
     note: str
-    kind: str = "knob"  # knob (same GPUs) | more_gpus | other_gpu | serving
-    changes: dict[str, object] = field(default_factory=dict)
+    kind: str = "knob"  # knob (same GPUs) | serving (same GPUs) | more_gpus | other_gpu
+    changes: dict[str, str | int | float | bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ QUALITY_KV = "fp8 KV cache: a small quality cost (vLLM --kv-cache-dtype fp8)"
 @dataclass(frozen=True, slots=True)
 class ServingStep:
     what: str
-    changes: dict[str, object]
+    changes: dict[str, str | int | float | bool]
     cost: str
     job: Callable[[Job], Job]
 
@@ -55,8 +55,8 @@ def _apply(job: Job, steps: list[ServingStep]) -> Job:
 
 
 def _fix(steps: list[ServingStep], tail: str, fit: ServingFit, gpu: Gpu, cost: str = "",
-         changes: dict[str, object] | None = None) -> Fix:
-    merged: dict[str, object] = {}
+         changes: dict[str, str | int | float | bool] | None = None) -> Fix:
+    merged: dict[str, str | int | float | bool] = {}
     for step in steps:
         merged.update(step.changes)
     merged.update(changes or {})

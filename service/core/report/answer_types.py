@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from service.core.job.assumptions import Assumption
+from service.core.launch.launch_types import LaunchConfig
 
 Number = int | float
 UNITS = "bytes; GB = 10^9 bytes, GiB = 2^30 bytes"
@@ -80,13 +81,16 @@ class ComputeEntry:
 
 @dataclass(frozen=True, slots=True)
 class FixEntry:
-    """A change that makes the job fit, and what it costs."""
+    """A change that makes the job fit, and what it costs (``note``: step time, quality or
+    money); ``changes``: the request fields that make it."""
 
     change: str
     gpus: int
     gpu: str
     per_gpu_total: int | None
     note: str
+    kind: str  # knob (same GPUs) | serving (same GPUs) | more_gpus | other_gpu
+    changes: dict[str, str | int | float | bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +167,8 @@ class PlannerEntry:
     fix: FixEntry | None
     other_fixes: list[FixEntry]
     seed_counts: list[SeedCountEntry]
+    stack: str  # the software the layout is for (a framework id), "" when none
+    stack_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,5 +207,6 @@ class Answer:
     as_stated: LayoutFigures | None = None
     planner: PlannerEntry | None = None
     fits_on: list[FitsOnEntry] = field(default_factory=list)
+    launch: dict[str, LaunchConfig] = field(default_factory=dict)  # tool -> config
     units: str = UNITS
     link: str | None = None  # its permalink, set where the URL is known

@@ -10,6 +10,7 @@ from service.core.job.spec import Job
 from service.core.memory.breakdown import Estimate
 from service.core.memory.error_band import band_for
 from service.core.planning.plan_types import Fix, Layout, Plan, ServingFit
+from service.core.planning.stacks import stack_name
 from service.core.report.answer_types import (
     AlternativeEntry,
     Answer,
@@ -111,13 +112,15 @@ def planner_entry(plan: Plan) -> PlannerEntry:
         shortfall_bytes=plan.shortfall_bytes,
         fix=_fix(plan.fix), other_fixes=[f for f in map(_fix, plan.other_fixes) if f],
         seed_counts=[SeedCountEntry(s.label, s.gpus, not s.reasons, list(s.reasons))
-                     for s in plan.seed_counts])
+                     for s in plan.seed_counts],
+        stack=plan.stack, stack_name=stack_name(plan.stack) if plan.stack else "")
 
 
 def _fix(fix: Fix | None) -> FixEntry | None:
     if fix is None:
         return None
-    return FixEntry(fix.change, fix.gpus, fix.gpu_id, fix.total_bytes, fix.note)
+    return FixEntry(fix.change, fix.gpus, fix.gpu_id, fix.total_bytes, fix.note, fix.kind,
+                    dict(fix.changes))
 
 
 def _fits_on(plan: Plan | None) -> list[FitsOnEntry]:

@@ -76,8 +76,7 @@ def plan_verdict(plan: Plan) -> str:
                  f"leanest layout, the budget is {gb(plan.budget_bytes)} "
                  f"({gb(plan.shortfall_bytes)} short)"
                  if plan.shortfall_bytes is not None else ": no valid layout")
-        fix = f"; cheapest fix: {plan.fix.change}" if plan.fix is not None else ""
-        return f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}{fix}"
+        return f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}"
     return f"Does not fit on any number of {name} GPUs"
 
 
