@@ -41,8 +41,10 @@ HOST = "127.0.0.1"
 TRIVIAL_PATH = "/bench/trivial"
 HIT = {"model": "llama-3-8b", "seq_len": 4096, "zero_stage": 3, "gpu": "a100-40gb"}
 
-# A request is (method, path, JSON body or None); a source makes the i-th request.
-Request = tuple[str, str, dict[str, Any] | None]
+# A request is (method, path, JSON body or None), optionally with extra headers; a source makes
+# the i-th request.
+Request = tuple[str, str, dict[str, Any] | None] | tuple[str, str, dict[str, Any] | None,
+                                                           dict[str, str]]
 Source = Callable[[int], Request]
 
 
@@ -86,6 +88,14 @@ def uvicorn_server(env: dict[str, str] | None = None,
                    start_timeout_s: float = 30.0) -> Iterator[int]:
     """``bench_app`` under uvicorn (one process, like one replica) on a free loopback port;
     yields the port and stops the server on exit."""
+    with uvicorn_process(env, start_timeout_s) as (port, _):
+        yield port
+
+
+@contextmanager
+def uvicorn_process(env: dict[str, str] | None = None,
+                    start_timeout_s: float = 30.0) -> Iterator[tuple[int, int]]:
+    """As ``uvicorn_server``, yielding the port and the server's process id."""
     port = free_port()
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "FITCHECK_LOG_LEVEL": "WARNING",
                    **(env or {})}
@@ -102,7 +112,7 @@ def uvicorn_server(env: dict[str, str] | None = None,
             if time.monotonic() > deadline:
                 raise RuntimeError("uvicorn did not start in time")
             time.sleep(0.05)
-        yield port
+        yield port, process.pid
     finally:
         process.terminate()
         try:
@@ -152,9 +162,11 @@ class LoadResult:
 
 
 def _encode(request: Request) -> bytes:
-    method, path, body = request
+    method, path, body = request[:3]
     payload = json.dumps(body).encode() if body is not None else b""
     head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}\r\n"
+    for name, value in (request[3] if len(request) > 3 else {}).items():  # type: ignore[misc]
+        head += f"{name}: {value}\r\n"
     if body is not None:
         head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
     return (head + "\r\n").encode() + payload

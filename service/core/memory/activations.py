@@ -62,14 +62,16 @@ def _items_bytes(items: Sequence[Saved], job: Job, skip_core: bool = False) -> f
     return total
 
 
-def layer_bytes(job: Job, moe_layer: bool, skip_core: bool = False) -> float:
-    return _items_bytes(layer_saved(job.arch, layer_setup(job), moe_layer), job, skip_core)
+def layer_bytes(job: Job, moe_layer: bool, skip_core: bool = False,
+                setup: LayerSetup | None = None) -> float:
+    return _items_bytes(layer_saved(job.arch, setup or layer_setup(job), moe_layer), job,
+                        skip_core)
 
 
-def checkpoint_bytes(job: Job) -> float:
+def checkpoint_bytes(job: Job, setup: LayerSetup | None = None) -> float:
     """What full recompute keeps per layer: the layer input, a residual-stream element per
     hidden unit per token (fp32 under autocast and in QLoRA; split by SP)."""
-    rs = layer_setup(job).rs
+    rs = (setup or layer_setup(job)).rs
     return _items_bytes([Saved("layer input", rs * job.arch.hidden, False)], job)
 
 
@@ -88,7 +90,7 @@ def in_flight_micro_batches(job: Job) -> float:
     return flight
 
 
-def non_layer_saved(job: Job) -> list[Saved]:
+def non_layer_saved(job: Job, setup: LayerSetup | None = None) -> list[Saved]:
     """Embedding, final norm and the logits/loss term, bytes per token (last stage).
 
     HF causal-LM loss upcasts logits to fp32 and ``cross_entropy`` keeps the fp32
@@ -99,7 +101,7 @@ def non_layer_saved(job: Job) -> list[Saved]:
     mask(s) the checkpoints hold (e x b x s^2, one per distinct mask: two when sliding and
     global layers mix). Vocab-parallel LM heads split V by TP.
     """
-    arch, s = job.arch, layer_setup(job)
+    arch, s = job.arch, setup or layer_setup(job)
     e, b = s.elem_bytes, job.micro_batch
     items = norm_saved(arch, s, "final norm")
     if not s.adapters:  # a frozen LM head keeps no input
@@ -125,8 +127,8 @@ def non_layer_saved(job: Job) -> list[Saved]:
     return items
 
 
-def non_layer_bytes(job: Job) -> float:
-    return _items_bytes(non_layer_saved(job), job)
+def non_layer_bytes(job: Job, setup: LayerSetup | None = None) -> float:
+    return _items_bytes(non_layer_saved(job, setup), job)
 
 
 def korthikanti_layer_bytes(job: Job) -> float:
@@ -161,18 +163,19 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
         return ActivationBreakdown(round(per), kept, 0, round(working), flight, layers_on_gpu)
     moe_share = arch.moe_layers / arch.layers
     skip_core = job.recompute == "selective"
-    per_layer = (1 - moe_share) * layer_bytes(job, False, skip_core)
+    setup = layer_setup(job)
+    per_layer = (1 - moe_share) * layer_bytes(job, False, skip_core, setup)
     if arch.moe is not None:
-        per_layer += moe_share * layer_bytes(job, True, skip_core)
+        per_layer += moe_share * layer_bytes(job, True, skip_core, setup)
     if job.recompute == "full":
-        kept = checkpoint_bytes(job)
+        kept = checkpoint_bytes(job, setup)
         working = per_layer
     else:
         kept, working = per_layer, 0.0
     return ActivationBreakdown(
         per_layer_bytes=round(per_layer),
         kept_layer_bytes=kept,
-        non_layer_bytes=round(non_layer_bytes(job)),
+        non_layer_bytes=round(non_layer_bytes(job, setup)),
         working_set_bytes=round(working),
         in_flight_micro_batches=flight,
         layers_on_gpu=layers_on_gpu,

@@ -10,6 +10,7 @@ gradients, stage 3 (= FSDP FULL_SHARD) also weights. HSDP shards within ``shard_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job, Parallelism
@@ -54,6 +55,12 @@ def routed_expert_params(arch: Architecture) -> int:
 
 
 def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> RankParams:
+    """Params on the most loaded model-parallel rank (see ``_rank_params``)."""
+    return _rank_params(arch, par.tp, par.pp, par.ep, scale)
+
+
+@lru_cache(maxsize=4096)  # the planner asks for the same split of one model many times
+def _rank_params(arch: Architecture, tp: int, pp: int, ep: int, scale: float) -> RankParams:
     """Params on the most loaded model-parallel rank.
 
     Layers: the heaviest stage's ceil(L/pp) of L layers, / tp; routed experts also / ep. With
@@ -65,15 +72,15 @@ def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> Ran
     experts = routed_expert_params(arch)
     layers_dense = b.attention + b.mlp - experts + b.norms
     vocab_matrix = arch.vocab * arch.hidden
-    if par.pp == 1:
+    if pp == 1:
         ends = b.embedding + b.lm_head
     else:
         head = vocab_matrix if arch.tied_embeddings else b.lm_head
         ends = max(b.embedding, head)
     # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly.
-    stage_share = -(-arch.layers // par.pp) / arch.layers
-    dense = -(-round(layers_dense * stage_share) // par.tp) + -(-ends // par.tp)
-    expert_part = -(-round(experts * stage_share) // (par.tp * par.ep))
+    stage_share = -(-arch.layers // pp) / arch.layers
+    dense = -(-round(layers_dense * stage_share) // tp) + -(-ends // tp)
+    expert_part = -(-round(experts * stage_share) // (tp * ep))
     return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
 
 

@@ -59,13 +59,46 @@ def _partial_gradients(job: Job, full: Component) -> Component:
                      "all but the first layer's", all_gradients=full.bytes, layers=layers)
 
 
-def training_phases(job: Job, acts: ActivationBreakdown) -> tuple[Phase, ...]:
+def phase_base(job: Job) -> tuple[Component, Component, Component]:
+    """What every phase holds: the weights, the optimizer state and ZeRO-3's gathered layers
+    (the planner's lower bound is their sum)."""
+    return (model_state.weights(job), model_state.optimizer(job),
+            transients.gathered_layers(job))
+
+
+@dataclass(frozen=True, slots=True)
+class StepStates:
+    """The components of a step that do not depend on its activation knobs (recompute,
+    micro-batch, global batch, activation profile): the planner computes them once per
+    parallel layout and reuses them (``planning/layout_totals.py``)."""
+
+    regime: Regime
+    base: tuple[Component, Component, Component]  # held in every phase
+    gradients: Component
+    autocast_cache: Component
+    layer_copies: Component
+    buckets: Component
+    step_temporaries: Component
+    embedding_gradient: Component | None  # None with adapters: no embedding backward
+
+
+def step_states(job: Job, base: tuple[Component, Component, Component] | None = None
+                ) -> StepStates:
+    """``base``: the job's ``phase_base`` when the caller has it."""
     regime = regime_of(job)
-    weights, grads = model_state.weights(job), model_state.gradients(job)
-    optimizer = model_state.optimizer(job)
-    workspace = transients.gathered_layers(job)
-    base = (weights, optimizer, workspace)
-    live_grads = (grads,) if gradients_persist(job) else ()
+    return StepStates(
+        regime, base or phase_base(job), model_state.gradients(job),
+        transients.autocast_cache(job, regime), transients.layer_weight_copies(job, regime),
+        transients.gradient_buckets(job), transients.step_temporaries(job),
+        None if regime.adapters else transients.embedding_gradient(job, regime))
+
+
+def training_phases(job: Job, acts: ActivationBreakdown,
+                    states: StepStates | None = None) -> tuple[Phase, ...]:
+    st = states or step_states(job)
+    regime, base, grads = st.regime, st.base, st.gradients
+    persist = gradients_persist(job)
+    live_grads = (grads,) if persist else ()
     activations = activations_component(job, acts)
     if job.activation_model not in ITEMIZED_PROFILES:
         # closed-form activation models (Korthikanti, the S3 seed): one layer's recompute
@@ -73,28 +106,26 @@ def training_phases(job: Job, acts: ActivationBreakdown) -> tuple[Phase, ...]:
                             working_set=acts.working_set_bytes)
         return (Phase("step", (*base, grads, activations, working)),)
     buffers = transients.layer_grad_buffers(job, regime)
-    layer_copies = transients.layer_weight_copies(job, regime)
-    buckets = transients.gradient_buckets(job)
+    layer_copies, buckets = st.layer_copies, st.buckets
     phases = [
-        Phase("forward end", (*base, *live_grads, transients.autocast_cache(job, regime),
+        Phase("forward end", (*base, *live_grads, st.autocast_cache,
                               activations, transients.loss_forward(job))),
         Phase("backward start", (*base, *live_grads, transients.saved_weight_copies(job, regime),
                                  activations, transients.loss_backward(job))),
-        Phase("backward, first layers", (*base, grads if gradients_persist(job) else
+        Phase("backward, first layers", (*base, grads if persist else
                                          _partial_gradients(job, grads),
                                          _first_layer(job, acts, regime), layer_copies, buffers,
                                          buckets)),
-        Phase("optimizer step", (*base, grads, transients.step_temporaries(job))),
+        Phase("optimizer step", (*base, grads, st.step_temporaries)),
     ]
     if job.recompute == "full":
         top = component("temporary", "top_layer_recomputed", "full recompute of the top layer",
                         top_layer_recomputed=acts.per_layer_bytes)
         phases.append(Phase("backward, top layer", (
-            *base, grads if gradients_persist(job) else transients.lm_head_gradient(job),
+            *base, grads if persist else transients.lm_head_gradient(job),
             activations, top, layer_copies, buffers, buckets)))
-    if not regime.adapters:
-        phases.append(Phase("embedding backward", (
-            *base, grads, transients.embedding_gradient(job, regime))))
+    if st.embedding_gradient is not None:
+        phases.append(Phase("embedding backward", (*base, grads, st.embedding_gradient)))
     return tuple(phases)
 
 

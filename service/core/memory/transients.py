@@ -11,6 +11,7 @@ transformers ``loss/loss_utils.py`` ``ForCausalLMLoss`` (``logits.float()`` then
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job
@@ -23,6 +24,7 @@ from service.core.memory.precision import (
     weight_bytes_per_param,
 )
 from service.core.memory.regime import Regime
+from service.core.model.architecture import Architecture
 from service.core.model.linears import attention_linear_shapes, mlp_linear_shapes
 from service.core.model.params import layer_params, parameter_breakdown
 
@@ -107,7 +109,11 @@ def saved_weight_copies(job: Job, regime: Regime) -> Component:
 
 
 def _layer_linear_params(job: Job) -> float:
-    arch = job.arch
+    return _linear_params(job.arch)
+
+
+@lru_cache(maxsize=1024)
+def _linear_params(arch: Architecture) -> int:
     per_layer = sum(i * o for i, o in attention_linear_shapes(arch))
     per_layer += sum(i * o for i, o in mlp_linear_shapes(arch, arch.ffn))
     return arch.layers * per_layer

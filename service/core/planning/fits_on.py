@@ -1,7 +1,8 @@
 """The fits-on table: for every GPU in the catalog, the fewest GPUs and the layout.
 
-Training: one memory model serves every GPU type (per-GPU bytes of a layout do not depend on
-the GPU), so the table costs one search per type over shared cached totals. Serving: the fewest
+Training: one table of totals serves every GPU type (per-GPU bytes of a layout do not depend
+on the GPU, ``layout_totals.py``), and GPU types with the same search space and budget share one
+search. Serving: the fewest
 tensor/pipeline-parallel GPUs per type (``serving_plan.py``).
 """
 
@@ -11,11 +12,10 @@ from dataclasses import replace
 
 from service.core.hardware.gpus import Gpu, all_gpus
 from service.core.job.resolve import ResolvedJob
-from service.core.planning.layout_memory import MemoryModel
-from service.core.planning.layouts import node_count
-from service.core.planning.plan_types import FitsOnRow
+from service.core.planning.layouts import SearchSpace, node_count
+from service.core.planning.plan_types import Candidate, FitsOnRow
 from service.core.planning.search import fewest, states_lower_bound
-from service.core.planning.search_setup import make_searcher, per_node
+from service.core.planning.search_setup import budget_bytes, build_space, make_searcher, per_node
 from service.core.planning.serving_plan import fewest_serving, serving_budget
 
 
@@ -27,20 +27,26 @@ def _price(gpu: Gpu, count: int | None) -> float | None:
 
 def fits_on_training(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
     catalog = gpus if gpus is not None else all_gpus()
-    if not catalog:
-        return []
-    memory = MemoryModel(resolved, catalog[0])
     rows: list[FitsOnRow] = []
+    # GPU types with the same search space (node size, NVLink domain) and budget have the
+    # same answer: searched once
+    found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
     for gpu in catalog:
-        searcher = make_searcher(resolved, gpu, memory=memory)
-        hit, _ = fewest(searcher, states_lower_bound(memory, searcher.budget))
-        best = hit.best if hit is not None else None
+        space = build_space(resolved, gpu)
+        key = (space, budget_bytes(resolved, gpu))
+        if key not in found:
+            searcher = make_searcher(resolved, gpu, space)
+            searcher.leanest_wanted = False
+            hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
+                            with_miss=False)
+            found[key] = (hit.best if hit is not None else None, searcher.budget)
+        best, budget = found[key]
         count = best.layout.gpus if best is not None else None
         rows.append(FitsOnRow(
             gpu.id, gpu.name, count,
-            node_count(count, searcher.space.gpus_per_node) if count else None,
+            node_count(count, space.gpus_per_node) if count else None,
             f"{best.layout.describe()} ({best.layout.shape()})" if best else "does not fit",
-            best.total_bytes if best else None, searcher.budget, _price(gpu, count)))
+            best.total_bytes if best else None, budget, _price(gpu, count)))
     return rows
 
 

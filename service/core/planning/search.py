@@ -47,7 +47,7 @@ class CountResult:
     gpus: int
     best: Candidate | None = None
     fitting: list[Candidate] = field(default_factory=list)  # best per structure
-    leanest: Candidate | None = None  # lowest per-GPU total over all structures
+    leanest: Candidate | None = None  # lowest per-GPU total of all structures, when none fits
 
 
 @dataclass(slots=True)
@@ -58,6 +58,7 @@ class Searcher:
     memory: MemoryModel
     budget: int
     virtual_stages: int = 1
+    leanest_wanted: bool = True  # False: CountResult.leanest is left out (fits-on rows)
     _counts: dict[int, CountResult] = field(default_factory=dict)
 
     def candidate(self, layout: Layout) -> Candidate:
@@ -71,14 +72,13 @@ class Searcher:
         if found is not None:
             return found
         result = CountResult(gpus)
+        leans: list[Layout] = []
         for s in structures(gpus, self.space):
             lean_layout = leanest(self.space, s)
             if lean_layout is None:
                 continue
-            lean_total = self.memory.total(lean_layout)
-            if result.leanest is None or lean_total < result.leanest.total_bytes:
-                result.leanest = self.candidate(lean_layout)
-            if lean_total > self.budget:
+            leans.append(lean_layout)
+            if not self.memory.fits(lean_layout, self.budget):
                 continue
             best = self._best_knobs(s)
             if best is None:
@@ -86,9 +86,21 @@ class Searcher:
             result.fitting.append(best)
             if result.best is None or _better(best, result.best):
                 result.best = best
+        if result.best is None and self.leanest_wanted:
+            result.leanest = self._leanest(leans)
         result.fitting.sort(key=lambda c: (c.step_time, c.total_bytes))
         self._counts[gpus] = result
         return result
+
+    def _leanest(self, layouts: list[Layout]) -> Candidate | None:
+        """The first layout with the lowest total (a bound at or above it settles a layout)."""
+        lowest: Candidate | None = None
+        for lay in layouts:
+            if lowest is not None and self.memory.lower_bound(lay) >= lowest.total_bytes:
+                continue
+            if lowest is None or self.memory.total(lay) < lowest.total_bytes:
+                lowest = self.candidate(lay)
+        return lowest
 
     def _best_knobs(self, s: Structure) -> Candidate | None:
         """The fastest knob setting of a structure that fits; among equally fast ones the
@@ -100,7 +112,7 @@ class Searcher:
              for i, lay in enumerate(knob_layouts(self.space, s))),
         )
         for _, _, _, lay in ranked:
-            if self.memory.total(lay) <= self.budget:
+            if self.memory.fits(lay, self.budget):
                 return self.candidate(lay)
         return None
 
@@ -139,10 +151,12 @@ def candidate_counts(lower: int, per_node: int) -> Iterator[int]:
         yield nodes * per_node
 
 
-def fewest(searcher: Searcher, lower: int) -> tuple[CountResult | None, CountResult | None]:
+def fewest(searcher: Searcher, lower: int,
+           with_miss: bool = True) -> tuple[CountResult | None, CountResult | None]:
     """(first count that fits, the last count tried that did not) or (None, last miss).
 
     Counts one by one from the lower bound; past LINEAR_NODE_STEPS nodes, ``shape_search``.
+    ``with_miss`` False: the count just below a shape search's answer is not searched.
     """
     miss: CountResult | None = None
     floor = lower
@@ -156,7 +170,7 @@ def fewest(searcher: Searcher, lower: int) -> tuple[CountResult | None, CountRes
         return None, miss
     per_node = searcher.space.gpus_per_node
     below = found - per_node if found > per_node else found // 2
-    if below >= floor:
+    if below >= floor and with_miss:
         miss = searcher.at(below)  # the count just below, to say why it falls short
     result = searcher.at(found)
     return (result if result.best is not None else None), miss
@@ -209,4 +223,4 @@ def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> 
 
 def _fits(searcher: Searcher, s: Structure) -> bool:
     lay = leanest(searcher.space, s)
-    return lay is not None and searcher.memory.total(lay) <= searcher.budget
+    return lay is not None and searcher.memory.fits(lay, searcher.budget)

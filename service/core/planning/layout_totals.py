@@ -1,0 +1,183 @@
+"""Per-GPU totals of a training job's candidate layouts, from the engine itself, cached.
+
+A layout's ``Job`` is the resolved one with the layout's parallelism and knobs put in
+(``dataclasses.replace``), and its total is exactly what ``training_estimate`` reports
+(``training_memory.training_total``). Totals do not depend on the GPU type (no training
+component reads it), so one table serves every GPU type a request searches: its own, the
+fits-on table's, a fix's other GPUs; ``totals_for`` keeps the recent tables for the next request
+about the same job.
+
+What a step holds whatever its activation knobs (``training_phases.step_states``: model states,
+weight copies, buckets, the optimizer step's temporaries) reads only the layout's parallelism,
+offload and stack, so it is computed once for the layouts that differ in recompute and
+micro-batch. Two lower bounds prune before the full evaluation: every phase holds the weights,
+the optimizer state and ZeRO-3's gathered layers, the phase that keeps the saved activations
+holds them too, and the overhead is at least what lives outside PyTorch, so neither sum ever
+exceeds the total (``tests/test_layout_totals.py`` holds them to it).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import fields, replace
+from typing import Any, cast
+
+from service.core.job.resolve import ResolvedJob
+from service.core.job.spec import Job, Offload, Parallelism, Recompute
+from service.core.memory.activations import (
+    ActivationBreakdown,
+    activation_breakdown,
+    activations_component,
+)
+from service.core.memory.formula import Component
+from service.core.memory.overhead import context_bytes, cublas_workspace
+from service.core.memory.training_memory import training_total
+from service.core.memory.training_phases import StepStates, phase_base, step_states
+from service.core.planning.plan_types import Layout
+from service.core.planning.stacks import stated_stack
+
+TABLES = 8  # recent jobs whose tables a process keeps
+LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
+StatesKey = tuple[int, int, int, int, int, bool, int, str, str]
+Base = tuple[Component, Component, Component]
+
+
+class LayoutTotals:
+    """Totals of layouts of one resolved training job, on any GPU type."""
+
+    def __init__(self, resolved: ResolvedJob) -> None:
+        self.resolved = resolved
+        self.base = resolved.job
+        self._fields = _field_values(resolved.job)
+        self._par = resolved.job.parallel
+        # activation profile: as stated, else hf, or megatron with TP/PP/SP
+        self.activation_model = (resolved.job.activation_model
+                                 if resolved.pinned("activation_model") else None)
+        fixed = stated_stack(resolved)
+        self.fixed_stack = fixed.id if fixed is not None else None
+        self._totals: dict[Layout, int] = {}
+        self._bases: dict[StatesKey, tuple[Base, int]] = {}
+        self._step_states: dict[StatesKey, StepStates] = {}
+        self._floors: dict[Layout, int] = {}
+        self.evaluations = 0
+
+    def stack(self, layout: Layout) -> str:
+        """The stack that runs a layout (``stacks.layout_stack``)."""
+        if self.fixed_stack is not None:
+            return self.fixed_stack
+        if layout.tp * layout.pp * layout.cp > 1:
+            return "fsdp" if layout.zero_stage >= 2 else "megatron"
+        return "deepspeed"
+
+    def act_model(self, layout: Layout) -> str:
+        if self.activation_model is not None:
+            return self.activation_model
+        megatron = layout.tp > 1 or layout.pp > 1 or layout.sequence_parallel
+        return "megatron" if megatron else "hf"
+
+    def job(self, layout: Layout, base: Job | None = None) -> Job:
+        """The engine's Job for a layout (everything else as the request resolved it; ``base``:
+        the resolved job on another GPU type)."""
+        fields = self._fields if base is None else _field_values(base)
+        par = Parallelism(dp=layout.dp, tp=layout.tp, pp=layout.pp, cp=layout.cp, ep=layout.ep,
+                          sequence_parallel=layout.sequence_parallel,
+                          zero_stage=layout.zero_stage, shard_group=self._par.shard_group,
+                          pp_schedule=self._par.pp_schedule,
+                          virtual_stages=self._par.virtual_stages)
+        # Job(**values) is dataclasses.replace without its per-field lookups
+        return Job(**{**fields, "parallel": par, "recompute": cast(Recompute, layout.recompute),
+                      "micro_batch": layout.micro_batch, "global_batch": layout.global_batch,
+                      "offload": cast(Offload, layout.offload),
+                      "activation_model": self.act_model(layout),
+                      "framework": self.stack(layout)})
+
+    def total(self, layout: Layout) -> int:
+        """Per-GPU total in bytes, as ``training_estimate`` reports it."""
+        found = self._totals.get(layout)
+        return found if found is not None else self._evaluate(layout)
+
+    def _evaluate(self, layout: Layout, job: Job | None = None,
+                  acts: ActivationBreakdown | None = None) -> int:
+        self.evaluations += 1
+        total = training_total(job or self.job(layout), self._states(layout), acts)
+        if len(self._totals) < LAYOUTS_PER_TABLE:
+            self._totals[layout] = total
+        return total
+
+    def _key(self, layout: Layout) -> StatesKey:
+        return (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.sequence_parallel,
+                layout.zero_stage, layout.offload, self.stack(layout))
+
+    def _base(self, layout: Layout) -> tuple[Base, int]:
+        """The layout's ``phase_base`` and the lower bound made of it."""
+        key = self._key(layout)
+        found = self._bases.get(key)
+        if found is None:
+            job = self.job(layout)
+            base = phase_base(job)
+            bound = sum(c.bytes for c in base)
+            if job.overhead_model == "measured":
+                bound += cublas_workspace(job).bytes + context_bytes(job)
+            found = self._bases[key] = (base, bound)
+        return found
+
+    def _states(self, layout: Layout) -> StepStates:
+        """The layout's ``step_states``: they read only its parallelism, offload and stack."""
+        key = self._key(layout)
+        found = self._step_states.get(key)
+        if found is None:
+            found = self._step_states[key] = step_states(self.job(layout),
+                                                         self._base(layout)[0])
+        return found
+
+    def lower_bound(self, layout: Layout) -> int:
+        """At most the total: the components every phase holds, and the overhead's floor."""
+        return self._base(layout)[1]
+
+    def fits(self, layout: Layout, budget: int) -> bool:
+        """Whether the layout's total is within the budget, by a bound when one settles it:
+        the phase base, then the phase base with the activations (the phase that keeps the
+        saved activations also holds the base)."""
+        found = self._totals.get(layout)
+        if found is not None:
+            return found <= budget
+        bound = self._base(layout)[1]
+        if bound > budget:
+            return False
+        floor = self._floors.get(layout)
+        if floor is not None and floor > budget:
+            return False
+        job = self.job(layout)
+        acts = activation_breakdown(job)
+        floor = bound + activations_component(job, acts).bytes
+        if floor > budget:
+            if len(self._floors) < LAYOUTS_PER_TABLE:
+                self._floors[layout] = floor
+            return False
+        return self._evaluate(layout, job, acts) <= budget
+
+
+def _field_values(job: Job) -> dict[str, Any]:
+    return {f.name: getattr(job, f.name) for f in fields(Job)}
+
+
+_tables: OrderedDict[tuple[Job, frozenset[str]], LayoutTotals] = OrderedDict()
+
+
+def totals_for(resolved: ResolvedJob) -> LayoutTotals:
+    """The table of this job (the same job and stated fields: the same totals), the TABLES most
+    recent kept."""
+    key = (replace(resolved.job, gpu=None), resolved.stated)
+    found = _tables.get(key)
+    if found is None:
+        found = _tables[key] = LayoutTotals(resolved)
+        while len(_tables) > TABLES:
+            _tables.popitem(last=False)
+    else:
+        _tables.move_to_end(key)
+    return found
+
+
+def clear_tables() -> None:
+    """Forget every kept table (benchmarks time a cold search)."""
+    _tables.clear()
