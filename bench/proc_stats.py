@@ -38,9 +38,11 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of the process and its live descendants."""
-    return sum(_cpu_ticks(p) for p in descendants(pid)) / TICKS
+def cpu_seconds(pid: int, children: bool = True) -> float:
+    """User + system CPU seconds of the process (every thread) and, with ``children``, of its
+    live descendants."""
+    pids = descendants(pid) if children else [pid]
+    return sum(_cpu_ticks(p) for p in pids) / TICKS
 
 
 def _rss_bytes(pid: int) -> int:

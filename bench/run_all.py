@@ -1,12 +1,12 @@
-"""fitcheck's benchmarks in one table: the core, the planner, the parser and the service.
+"""fitcheck's benchmarks in one table, measured in one run: the core estimate beside
+llm-analysis, the planner, the parser and the service, each as a figure, its goal and a ratio.
 
-Run: ``python3 bench/run_all.py`` (about a minute; ``--quick`` for a rough pass in ~20 s).
-Every row is a figure, its goal and the ratio figure / goal (below 1 is inside the goal; for
-throughput, the ratio to the trivial endpoint, at least 0.8 on a cache hit); "(figure)" rows
-have no goal of their own. Planner rows are medians of 15 searches. The service rows run uvicorn on
-loopback with the Redis on 127.0.0.1:6379 when one answers (else the embedded store); see
-``bench/service_throughput.py``. The single-purpose scripts beside this one print more detail:
-``estimate_speed.py``, ``planner_speed.py``, ``parser_accuracy.py``, ``service_throughput.py``.
+Every figure is CPU time, not wall time, so a busy machine does not move it much: the core,
+the planner and the parser by this process's CPU clock (medians of rounds), the service by the
+server's CPU per request read from /proc (the uvicorn process and its worker pool), as a ratio
+to ``GET /healthz`` on the same server (``service_cpu.py``). Run: ``python3 bench/run_all.py``
+(about two minutes; ``--quick`` for a rough pass). llm-analysis runs in its own virtualenv
+(``python3 bench/peers.py --setup``, under $FITCHECK_PEERS_DIR).
 """
 
 from __future__ import annotations
@@ -17,21 +17,14 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench import service_throughput  # noqa: E402
-from bench.estimate_speed import CASES as ESTIMATE_CASES  # noqa: E402
-from bench.estimate_speed import per_call_us  # noqa: E402
-from bench.planner_speed import CASES as PLANNER_CASES  # noqa: E402
-from bench.planner_speed import timings_ms  # noqa: E402
-from service.core.job.resolve import resolve  # noqa: E402
-from service.core.memory.job_memory import estimate  # noqa: E402
-from service.core.planning.entry import make_plan  # noqa: E402
+from bench import estimate_speed, planner_speed, service_cpu  # noqa: E402
+from bench.service_throughput import redis_default  # noqa: E402
 
 CORPUS = ROOT / "tests" / "data" / "parser_corpus.jsonl"
 
@@ -42,103 +35,91 @@ class Row:
     figure: float
     unit: str
     goal: str
-    ratio: float  # figure / goal (or / trivial endpoint for throughput)
-    ok: bool
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    ratio: float | None  # what the goal reads (figure / goal, x llm-analysis, x /healthz)
+    ok: bool | None  # None: a figure without a goal
 
 
 def core_rows(number: int) -> list[Row]:
+    version, timings = estimate_speed.measure(number)
     rows = []
-    for name in ("train llama-3-8b zero-3 x8", "serve qwen2.5-72b tp4"):
-        request = ESTIMATE_CASES[name]
-        estimate(resolve(request).job)
-        us = per_call_us(lambda r=request: estimate(resolve(r).job), number)
-        rows.append(Row(f"core estimate: {name}", us, "us", "< 100 us", us / 100, us < 100))
+    for t in timings:
+        rows.append(Row(f"core estimate: {t.case}, same job", t.same_us, "us",
+                        f"<= {estimate_speed.GOAL_US:g} us", t.same_us / estimate_speed.GOAL_US,
+                        t.same_us <= estimate_speed.GOAL_US))
+        rows.append(Row(f"core estimate: {t.case}, new job", t.new_us, "us", "", None, None))
+        if t.peer_us is not None:
+            ratio = t.peer_us / t.same_us
+            rows.append(Row(f"  llm-analysis {version}, same job (ratio: x fitcheck)", t.peer_us,
+                            "us", f">= {estimate_speed.GOAL_PEER_RATIO:g}x", ratio,
+                            ratio >= estimate_speed.GOAL_PEER_RATIO))
+        else:
+            rows.append(Row(f"  llm-analysis: {version}", float("nan"), "", "", None, None))
     return rows
 
 
 def planner_rows(repeat: int) -> list[Row]:
     rows = []
-    for name in ("70b fewest on h100-80gb", "405b fewest on h100-80gb",
-                 "70b on 8 h100 (short, fixes)", "70b fits-on table (25 GPUs)"):
-        request, table = PLANNER_CASES[name]
-        times = timings_ms(lambda r=request, t=table: make_plan(resolve(r), with_fits_on=t),  # type: ignore[misc]
-                           repeat)
-        ms = statistics.median(times)
-        if table:  # one search per GPU type of the catalog: a figure, not one search
-            rows.append(Row(f"planner: {name}", ms, "ms", "(figure)", float("nan"), True))
-        else:
-            rows.append(Row(f"planner: {name}", ms, "ms", "< 100 ms", ms / 100, ms < 100))
+    for case in planner_speed.CASES:
+        ms = planner_speed.case_ms(case, repeat)
+        goal = case.goal_ms
+        rows.append(Row(f"planner: {case.name}", ms, "ms", f"<= {goal:g} ms" if goal else "",
+                        ms / goal if goal else None, ms <= goal if goal else None))
     return rows
 
 
 def parser_rows(passes: int) -> list[Row]:
-    """``parse`` over every question of the corpus; per question, the best of ``passes``."""
+    """``parse`` over every question of the corpus; per question, the median of ``passes``."""
     from service.parser import parse
 
     texts = [json.loads(line)["text"] for line in CORPUS.read_text().splitlines() if line]
-    best = [float("inf")] * len(texts)
+    times: list[list[float]] = [[] for _ in texts]
     for _ in range(passes):
         for i, text in enumerate(texts):
-            start = time.perf_counter()
+            start = time.process_time()
             parse(text)
-            best[i] = min(best[i], (time.perf_counter() - start) * 1e6)
-    total_ms = sum(best) / 1e3
-    mean, p99 = statistics.fmean(best), _pct(best, 0.99)
-    core = ESTIMATE_CASES["train llama-3-8b zero-3 x8"]
-    core_us = per_call_us(lambda: estimate(resolve(core).job), 300)
-    return [
-        Row(f"parser: the corpus ({len(texts)} questions), total", total_ms, "ms", "(figure)",
-            float("nan"), True),
-        Row("parser: per question, mean (ratio: x one core estimate)", mean, "us", "(figure)",
-            mean / core_us, True),
-        Row("parser: per question, p99", p99, "us", "(figure)", float("nan"), True),
-    ]
+            times[i].append((time.process_time() - start) * 1e6)
+    per = sorted(statistics.median(t) for t in times)
+    return [Row(f"parser: per question of the corpus ({len(texts)}), median", per[len(per) // 2],
+                "us", "", None, None),
+            Row("parser: per question, p99", per[round(0.99 * (len(per) - 1))], "us", "", None,
+                None)]
 
 
-def service_rows(n: int, concurrency: int, repeat: int) -> tuple[str, list[Row]]:
-    redis_url = service_throughput.redis_default()
-    store, measured = service_throughput.bench(n, concurrency, redis_url, repeat)
+def service_rows(quick: bool) -> tuple[str, list[Row]]:
+    report = service_cpu.bench(quick, redis_default())
     rows = []
-    for m in measured:
-        floor = m.name.startswith("trivial")
-        goal = "the floor" if floor else ">= 0.8x trivial" if "hit" in m.name else "(figure)"
-        ok = floor or m.vs_trivial >= 0.8 or "hit" not in m.name
-        rows.append(Row(f"service: {m.name}, req/s", m.rps, "req/s", goal, m.vs_trivial, ok))
-        rows.append(Row(f"service: {m.name}, p50 / p99", m.p50_ms, f"/ {m.p99_ms:.2f} ms",
-                        "", float("nan"), True))
-    label = f"{store}, c={concurrency}, {n} requests a row"
-    return label, rows
+    for r in report.rows:
+        rows.append(Row(f"service: {r.name}", r.cpu_us, "us CPU", f"<= {r.goal:g}x /healthz"
+                        if r.goal is not None else "", r.ratio, r.ratio <= r.goal
+                        if r.goal is not None else None))
+    p = report.probe
+    rows.append(Row(f"service: /healthz p99 while 405B report pages render ({p.probes} probes)",
+                    p.p99_ms, "ms", "<= 50 ms", p.p99_ms / 50, p.p99_ms <= 50))
+    growth = report.growth_bytes / 2**20
+    rows.append(Row("service: RSS growth over 300 random 4,000-character questions", growth,
+                    "MiB", "<= 8 MiB", growth / 8, growth <= 8))
+    return f"uvicorn 1 process + its worker pool, {report.store}", rows
 
 
 def table(rows: list[Row]) -> str:
-    out = [f"{'benchmark':<58}{'figure':>12} {'unit':<13}{'goal':<17}{'ratio':>7}"]
+    out = [f"{'benchmark':<66}{'figure':>10} {'unit':<7}{'goal':<18}{'ratio':>7}"]
     out.append("-" * len(out[0]))
     for r in rows:
-        ratio = "" if r.ratio != r.ratio else f"{r.ratio:.2f}"
-        flag = "" if r.ok else "  <- misses its goal"
-        out.append(f"{r.what:<58}{r.figure:>12.1f} {r.unit:<13}{r.goal:<17}{ratio:>7}{flag}"
-                   .rstrip())
+        ratio = "" if r.ratio is None else f"{r.ratio:.2f}"
+        flag = "  <- misses its goal" if r.ok is False else ""
+        figure = "" if r.figure != r.figure else f"{r.figure:.1f}"
+        out.append(f"{r.what:<66}{figure:>10} {r.unit:<7}{r.goal:<18}{ratio:>7}{flag}".rstrip())
     return "\n".join(out)
 
 
 def run(quick: bool) -> str:
-    sections: list[tuple[str, Callable[[], list[Row]]]] = [
-        ("core", lambda: core_rows(300 if quick else 2000)),
-        ("planner", lambda: planner_rows(5 if quick else 15)),
-        ("parser", lambda: parser_rows(2 if quick else 5)),
-    ]
-    rows: list[Row] = []
-    for _, fn in sections:
-        rows.extend(fn())
-    label, service = service_rows(800 if quick else 3000, 8, 1 if quick else 3)
-    rows.extend(service)
-    header = (f"fitcheck benchmarks (Python {platform.python_version()}, "
-              f"{platform.machine()}, service: uvicorn 1 process, {label})")
+    rows = core_rows(300 if quick else 2000)
+    rows += planner_rows(5 if quick else 15)
+    rows += parser_rows(2 if quick else 5)
+    label, service = service_rows(quick)
+    rows += service
+    header = (f"fitcheck benchmarks (Python {platform.python_version()}, {platform.machine()}, "
+              f"CPU time; service: {label})")
     return header + "\n" + table(rows)
 
 

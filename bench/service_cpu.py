@@ -26,7 +26,6 @@ import string
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +35,7 @@ if str(ROOT) not in sys.path:
 
 from bench.proc_stats import cpu_seconds, rss_bytes  # noqa: E402
 from bench.service_throughput import (  # noqa: E402
+    TRIVIAL_PATH,
     LoadResult,
     Request,
     Source,
@@ -58,6 +58,13 @@ PLANNER_JOBS = (  # the common planner questions, each asked with a new sequence
 
 def healthz(i: int) -> Request:
     return ("GET", "/healthz", None)
+
+
+def trivial_post(i: int) -> Request:
+    """The same body as a new estimate, to a route that parses it and answers a constant."""
+    n = next(_unique)
+    return ("POST", TRIVIAL_PATH, {"model": "llama-3-8b", "seq_len": 1024 + n,
+                                   "micro_batch": 1 + n % 4, "zero_stage": 3})
 
 
 def estimate_new(i: int) -> Request:
@@ -97,14 +104,16 @@ def random_question(rng: random.Random, chars: int = 4000) -> str:
 class CpuRow:
     name: str
     requests: int
-    cpu_us: float  # server CPU per request, median over rounds
-    ratio: float  # to /healthz
+    cpu_us: float  # server CPU per request (with its worker pool), median over rounds
+    own_us: float  # the same without the workers: the uvicorn process alone
+    ratio: float  # cpu_us to /healthz's
     goal: float | None  # the ratio to stay at or under
     statuses: str
 
 
 KINDS: tuple[tuple[str, Source, int, int, float | None], ...] = (
     # name, source, requests per round, concurrency, goal (ratio to /healthz)
+    ("POST, same body, constant answer (framework floor)", trivial_post, 1500, 4, None),
     ("POST /v1/estimate, new, no GPU (engine)", estimate_new, 1500, 4, 1.25),
     ("POST /v1/estimate, new, GPU named (planner)", planner_new, 400, 4, 5.0),
     ("POST /v1/ask, new question", ask_new, 600, 4, 2.0),
@@ -113,32 +122,36 @@ KINDS: tuple[tuple[str, Source, int, int, float | None], ...] = (
 
 
 def cpu_per_request(pid: int, port: int, source: Source, n: int,
-                    concurrency: int) -> tuple[float, LoadResult]:
-    before = cpu_seconds(pid)
+                    concurrency: int) -> tuple[float, float, LoadResult]:
+    """(server CPU per request with its workers, without them, the load's result) in µs."""
+    before, own_before = cpu_seconds(pid), cpu_seconds(pid, children=False)
     result = run_load(port, source, n, concurrency, max_seconds=120)
-    spent = cpu_seconds(pid) - before
-    return spent / max(1, result.completed) * 1e6, result
+    spent, own = cpu_seconds(pid) - before, cpu_seconds(pid, children=False) - own_before
+    done = max(1, result.completed)
+    return spent / done * 1e6, own / done * 1e6, result
 
 
 def cpu_rows(pid: int, port: int, rounds: int, scale: float) -> list[CpuRow]:
     """Each round: /healthz, then every kind; medians over rounds."""
     health: list[float] = []
-    per_kind: dict[str, list[float]] = {name: [] for name, *_ in KINDS}
+    per_kind: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in KINDS}
     seen: dict[str, LoadResult] = {}
     for _ in range(rounds):
-        us, result = cpu_per_request(pid, port, healthz, max(200, int(4000 * scale)), 4)
+        us, _own, result = cpu_per_request(pid, port, healthz, max(200, int(4000 * scale)), 4)
         health.append(us)
         seen["healthz"] = result
         for name, source, n, concurrency, _goal in KINDS:
-            us, result = cpu_per_request(pid, port, source, max(4, int(n * scale)), concurrency)
-            per_kind[name].append(us)
+            us, own, result = cpu_per_request(pid, port, source, max(4, int(n * scale)),
+                                              concurrency)
+            per_kind[name].append((us, own))
             seen[name] = result
     floor = statistics.median(health)
-    rows = [CpuRow("GET /healthz (the floor)", seen["healthz"].completed, floor, 1.0, None,
-                   _statuses(seen["healthz"]))]
+    rows = [CpuRow("GET /healthz (the floor)", seen["healthz"].completed, floor, floor, 1.0,
+                   None, _statuses(seen["healthz"]))]
     for name, _source, _n, _c, goal in KINDS:
-        us = statistics.median(per_kind[name])
-        rows.append(CpuRow(name, seen[name].completed, us, us / floor, goal,
+        us = statistics.median(t for t, _ in per_kind[name])
+        own = statistics.median(o for _, o in per_kind[name])
+        rows.append(CpuRow(name, seen[name].completed, us, own, us / floor, goal,
                            _statuses(seen[name])))
     return rows
 
@@ -204,10 +217,13 @@ class Report:
     rss_bytes: int
 
 
-def bench(quick: bool = False, redis_url: str | None = None) -> Report:
+def bench(quick: bool = False, redis_url: str | None = None,
+          settings: dict[str, str] | None = None) -> Report:
+    """``settings``: more FITCHECK_* variables for the server (FITCHECK_WORKERS, ...)."""
     prefix = f"fitcheck-bench-{uuid.uuid4().hex[:8]}:"
     env = {"FITCHECK_REDIS_URL": redis_url, "FITCHECK_REDIS_PREFIX": prefix} if redis_url \
         else {"FITCHECK_REDIS_URL": ""}
+    env.update(settings or {})
     with uvicorn_process(env) as (port, pid):
         run_load(port, healthz, 200, 2)
         run_load(port, planner_new, 8, 2)  # the pool's workers are up and warm
@@ -220,13 +236,14 @@ def bench(quick: bool = False, redis_url: str | None = None) -> Report:
 
 
 def format_report(report: Report) -> str:
-    lines = [f"{'server CPU per request (uvicorn, 1 process, ' + report.store + ')':<48}"
-             f"{'requests':>9}{'CPU us':>9}{'x healthz':>10}{'goal':>7}  statuses"]
+    lines = [f"{'server CPU per request (uvicorn + pool, ' + report.store + ')':<52}"
+             f"{'requests':>9}{'CPU us':>9}{'x healthz':>10}{'goal':>7}{'uvicorn us':>11}"
+             "  statuses"]
     for r in report.rows:
         goal = f"<={r.goal:g}" if r.goal is not None else ""
         flag = "  <- misses its goal" if r.goal is not None and r.ratio > r.goal else ""
-        lines.append(f"{r.name:<48}{r.requests:>9}{r.cpu_us:>9.0f}{r.ratio:>10.2f}{goal:>7}  "
-                     f"{r.statuses}{flag}")
+        lines.append(f"{r.name:<52}{r.requests:>9}{r.cpu_us:>9.0f}{r.ratio:>10.2f}{goal:>7}"
+                     f"{r.own_us:>11.0f}  {r.statuses}{flag}")
     p = report.probe
     lines.append(f"/healthz while report pages render: {p.probes} probes, p50 {p.p50_ms:.1f} ms, "
                  f"p99 {p.p99_ms:.1f} ms (goal <= 50 ms); {p.pages} pages [{p.page_statuses}]")
@@ -240,11 +257,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer requests")
     parser.add_argument("--embedded", action="store_true", help="the in-process store")
+    parser.add_argument("--workers", help="FITCHECK_WORKERS for the server (0: no pool)")
+    parser.add_argument("--worker-kind", choices=("process", "thread"))
     args = parser.parse_args(argv)
-    print(format_report(bench(args.quick, None if args.embedded else redis_default())))
+    settings = {k: v for k, v in (("FITCHECK_WORKERS", args.workers),
+                                  ("FITCHECK_WORKER_KIND", args.worker_kind)) if v is not None}
+    print(format_report(bench(args.quick, None if args.embedded else redis_default(), settings)))
 
-
-Runner = Callable[[], Report]
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 """The ASGI app: ``service.app:app``, built by ``create_app`` from the settings.
 
-The lifespan opens the store (Redis, or the embedded one) and the outbound HTTP client, and
-closes them on shutdown.
+The lifespan opens the store (Redis, or the embedded one), the outbound HTTP client and the
+planner's worker pool (``work_pool.py``), and closes them on shutdown.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from service.schemas.problem import Problem
 from service.services import Services
 from service.settings import Settings
 from service.web import pages
+from service.work_pool import work_pool
 
 DESCRIPTION = """How much GPU memory, and how many GPUs, does this training, fine-tuning or
 serving job need? Every answer has a permalink (`link`): open it in a browser for the report.
@@ -41,7 +42,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = Services.open(settings, metrics)
+        pool = work_pool(settings)
+        if pool is not None:
+            pool.start()
+        services = Services.open(settings, metrics, pool)
         app.state.services = services
         ready = await services.store.ping()
         log.info("started", extra={"fields": {"store": services.store.kind, "ready": ready}})

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.answer_json import answer_bytes, answer_dict, answer_from_dict
-from service.answers import compute_answer
+from service.answers import Computed, compute_answer
 from service.core.hardware.gpus import Gpu
 from service.core.job.request import EstimateRequest
 from service.core.model.lookup import BARE_SIZE
@@ -24,8 +24,10 @@ from service.core.report.answer_types import Answer
 from service.fingerprint import engine_fingerprint
 from service.observability import Metrics
 from service.permalink import link, normalise, query_string
+from service.pool_tasks import answer_outcome, raise_error
 from service.registry import Registry
 from service.store.base import Store, StoreUnavailable
+from service.work_pool import WorkPool
 
 HOT_ENTRIES = 1024  # answers kept ready to send per process (~9 kB each)
 
@@ -39,9 +41,10 @@ class Prepared:
 
 class Estimates:
     def __init__(self, store: Store, registry: Registry, metrics: Metrics, ttl_s: int,
-                 fleet: tuple[Gpu, ...] | None = None) -> None:
+                 fleet: tuple[Gpu, ...] | None = None, pool: WorkPool | None = None) -> None:
         self.store = store
         self.fleet = fleet  # the GPU types fixes may move to; None: the default fleet
+        self.pool = pool  # where the planner runs; None: in place (the command line, tests)
         self.registry = registry
         self.metrics = metrics
         self.ttl_s = ttl_s
@@ -75,23 +78,38 @@ class Estimates:
     async def _answer_prepared(self, prepared: Prepared, base_url: str,
                                fits_on: bool) -> Answer:
         """The shared cache holds answers that ran the planner (milliseconds of work, worth a
-        store round trip); an estimate alone takes ~0.1 ms, less than one Redis round trip
-        (~0.2 ms), so it is computed in place."""
-        key = self.key(prepared, fits_on)
+        store round trip), and the planner runs in the worker pool, off the event loop; an
+        estimate alone takes ~0.1 ms, less than one Redis round trip (~0.2 ms) or a trip to a
+        worker, so it is computed in place."""
         shared = fits_on or prepared.engine.gpu is not None  # the planner runs
+        key = self.key(prepared, fits_on) if shared else ""
         answer = await self._cached(key) if shared else None
         if answer is None:
             if not shared:
                 self.metrics.cache_misses.inc()
-            result = compute_answer(prepared.engine, fits_on=fits_on, fleet=self.fleet)
+            result, text = await self._compute(prepared.engine, fits_on, shared)
             self.metrics.estimate_seconds.observe(result.estimate_s)
             if result.planner_s:
                 self.metrics.planner_seconds.observe(result.planner_s)
             answer = result.answer
             if shared:
                 with contextlib.suppress(StoreUnavailable):
-                    await self.store.cache_set(key, json.dumps(answer_dict(answer)), self.ttl_s)
+                    await self.store.cache_set(key, text, self.ttl_s)
         return replace(answer, link=link(base_url, prepared.canonical))
+
+    async def _compute(self, request: EstimateRequest, fits_on: bool,
+                       shared: bool) -> tuple[Computed, str]:
+        """The answer, and its JSON for the shared cache when ``shared`` (the planner runs:
+        in the pool when there is one)."""
+        if shared and self.pool is not None:
+            fleet = tuple(g.id for g in self.fleet) if self.fleet is not None else None
+            outcome = await self.pool.run(answer_outcome, request, fits_on, fleet)
+            if outcome.error is not None:
+                raise_error(outcome.error)
+            assert outcome.computed is not None
+            return outcome.computed, outcome.cache_text
+        result = compute_answer(request, fits_on=fits_on, fleet=self.fleet)
+        return result, json.dumps(answer_dict(result.answer)) if shared else ""
 
     async def answer_json(self, stated: dict[str, Any], base_url: str) -> bytes:
         """``POST /v1/estimate``'s JSON body, as bytes.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -37,6 +37,15 @@ class Settings(BaseSettings):
         "URL the request came in on")
     max_body_bytes: int = Field(262_144, ge=1024, description="largest request body accepted")
     log_level: str = Field("INFO", description="log level of the JSON logs")
+    workers: int | None = Field(
+        None, ge=0, le=256, description="worker processes for the planner and the fits-on "
+        "search; unset: one per CPU; 0: none (they run on the event loop)")
+    work_queue: int = Field(
+        8, ge=0, le=10_000, description="planner jobs that may wait for a worker; one more is "
+        "answered 503 with Retry-After")
+    worker_kind: Literal["process", "thread"] = Field(
+        "process", description="process (the default: isolates the event loop from the "
+        "planner's CPU) or thread (the GIL: the loop waits behind the planner)")
     fleet: Annotated[tuple[str, ...] | None, NoDecode] = Field(
         None, description="GPU ids a fix may move a job to, comma-separated "
         "(h100-80gb,a100-80gb); unset: the common NVIDIA datacenter cards of "

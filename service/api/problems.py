@@ -14,6 +14,7 @@ from starlette.routing import Match
 from service.core.errors import InvalidInput, UnknownName
 from service.schemas.accepted import REQUEST_FIELDS, accepted_for
 from service.store.base import StoreUnavailable
+from service.work_pool import PoolBusy
 
 PROBLEM = "application/problem+json"
 BASE = "https://fitcheck.dev/problems/"
@@ -69,6 +70,13 @@ def unavailable(exc: StoreUnavailable, request: Request | None, what: str) -> JS
                    headers={"Retry-After": str(seconds)}, retry_after_s=seconds)
 
 
+def busy(exc: PoolBusy, request: Request | None) -> JSONResponse:
+    seconds = exc.retry_after_s
+    return problem(503, "Service Unavailable", f"the planner is busy ({exc.reason}). Retry in "
+                   f"{seconds} s.", "planner-busy", request,
+                   headers={"Retry-After": str(seconds)}, retry_after_s=seconds)
+
+
 def _validation(exc: RequestValidationError, request: Request) -> JSONResponse:
     errors = []
     for err in exc.errors():
@@ -113,6 +121,10 @@ def install(app: FastAPI) -> None:
         assert isinstance(exc, StoreUnavailable)
         return unavailable(exc, request, "cannot answer now")
 
+    async def on_busy(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, PoolBusy)
+        return busy(exc, request)
+
     async def on_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", exc_info=exc)
         return problem(500, "Internal Server Error", "an unexpected error; it has been logged "
@@ -124,6 +136,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(ApiProblem, on_api)
     app.add_exception_handler(StoreUnavailable, on_store)
+    app.add_exception_handler(PoolBusy, on_busy)
     app.add_exception_handler(Exception, on_error)
 
 

@@ -21,6 +21,7 @@ from service.parser.types import Parsed
 from service.permalink import link, normalise
 from service.render import slack_reply as reply
 from service.render.slack_compare import Side, compare_reply
+from service.work_pool import PoolBusy
 
 FALLBACK = "Sorry, I couldn't work that one out. " + reply.HOW_TO_ASK
 MODEL_FIELDS = ("model", "params_b", "arch")
@@ -44,10 +45,13 @@ class Asker:
         self.base_url = base_url
 
     async def ask(self, text: object, previous: dict[str, Any] | None = None) -> AskAnswer:
-        """Parse, estimate and reply; never raises (every failure becomes a friendly reply)."""
+        """Parse, estimate and reply; every failure becomes a friendly reply, except a full
+        planner queue (``PoolBusy``), which the API answers 503 with Retry-After."""
         try:
             registered = await self.estimates.registry.ids()
             result = await self._ask(with_registered(parse(text, previous), text, registered))
+        except PoolBusy:
+            raise  # the planner's queue is full: a 503 with Retry-After, not "couldn't work out"
         except Exception:
             return AskAnswer("invalid", {}, None, reply.plain(FALLBACK))
         if result.link is None and result.parsed:

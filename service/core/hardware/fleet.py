@@ -6,7 +6,7 @@ The default list is data (``service/data/fleet.json``); a deployment replaces it
 from __future__ import annotations
 
 import json
-from functools import cache
+from functools import cache, lru_cache
 from importlib.resources import files
 
 from service.core.errors import InvalidInput
@@ -19,7 +19,7 @@ def default_fleet_ids() -> tuple[str, ...]:
     return tuple(raw["gpus"])
 
 
-@cache
+@lru_cache(maxsize=16)
 def fleet_gpus(ids: tuple[str, ...] | None = None) -> tuple[Gpu, ...]:
     """The catalog records of ``ids`` (the default fleet when None), in catalog order."""
     wanted = default_fleet_ids() if ids is None else ids

@@ -99,8 +99,8 @@ class EstimateRequest:
 
     def stated(self) -> dict[str, Any]:
         """The fields the user gave, in declaration order."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None}
+        values = ((name, getattr(self, name)) for name in _field_names())
+        return {name: value for name, value in values if value is not None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EstimateRequest:
@@ -109,6 +109,11 @@ class EstimateRequest:
         if unknown:
             raise InvalidInput(unknown[0], "is not a request field", ", ".join(sorted(known)))
         return cls(**data)
+
+
+@cache
+def _field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(EstimateRequest))
 
 
 @cache

@@ -11,7 +11,7 @@ Checked against peak memory measured on an H100 (``bench/gpu_accuracy.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.core.job.spec import Job
 from service.core.memory import model_state, transients
@@ -30,10 +30,10 @@ PERSISTENT_GRADS = ("deepspeed", "megatron")
 class Phase:
     name: str
     components: tuple[Component, ...]
+    bytes: int = field(init=False)  # the components' sum, read many times
 
-    @property
-    def bytes(self) -> int:
-        return sum(c.bytes for c in self.components)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bytes", sum([c.bytes for c in self.components]))
 
 
 def gradients_persist(job: Job) -> bool:

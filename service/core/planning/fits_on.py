@@ -14,7 +14,7 @@ from service.core.hardware.gpus import Gpu, all_gpus
 from service.core.job.resolve import ResolvedJob
 from service.core.planning.layouts import SearchSpace, node_count
 from service.core.planning.plan_types import Candidate, FitsOnRow
-from service.core.planning.search import fewest, states_lower_bound
+from service.core.planning.search import ShapeProbes, fewest, states_lower_bound
 from service.core.planning.search_setup import budget_bytes, build_space, make_searcher, per_node
 from service.core.planning.serving_plan import fewest_serving, serving_budget
 
@@ -31,12 +31,14 @@ def fits_on_training(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> li
     # GPU types with the same search space (node size, NVLink domain) and budget have the
     # same answer: searched once
     found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
+    probes: dict[SearchSpace, ShapeProbes] = {}
     for gpu in catalog:
         space = build_space(resolved, gpu)
         key = (space, budget_bytes(resolved, gpu))
         if key not in found:
             searcher = make_searcher(resolved, gpu, space)
             searcher.leanest_wanted = False
+            searcher.probes = probes.setdefault(space, searcher.probes)
             hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
                             with_miss=False)
             found[key] = (hit.best if hit is not None else None, searcher.budget)

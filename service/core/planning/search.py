@@ -13,6 +13,7 @@ smallest fitting data-parallel size by bisection, and the fewest GPUs over all s
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -59,6 +60,7 @@ class Searcher:
     budget: int
     virtual_stages: int = 1
     leanest_wanted: bool = True  # False: CountResult.leanest is left out (fits-on rows)
+    probes: ShapeProbes = field(default_factory=lambda: ShapeProbes())
     _counts: dict[int, CountResult] = field(default_factory=dict)
 
     def candidate(self, layout: Layout) -> Candidate:
@@ -176,11 +178,22 @@ def fewest(searcher: Searcher, lower: int,
     return (result if result.best is not None else None), miss
 
 
+@dataclass(slots=True)
+class ShapeProbes:
+    """What the shape search works out once per search space (GPU types with the same node
+    size and NVLink domain share it in the fits-on table): the leanest layout of each probed
+    (dp, tp, cp, pp), and the data-parallel sizes that make whole nodes, by replica size."""
+
+    layouts: dict[tuple[int, int, int, int], Layout | None] = field(default_factory=dict)
+    whole_nodes: dict[int, list[int]] = field(default_factory=dict)
+
+
 def shape_search(searcher: Searcher, floor: int) -> int | None:
     """Fewest GPUs >= floor over all model shapes (tp, cp, pp): for each, the smallest data-
     parallel size whose leanest layout fits, by bisection (more data-parallel ranks never need
     more memory per GPU: ZeRO shards more, fewer micro-batches are in flight)."""
     space, per_node = searcher.space, searcher.space.gpus_per_node
+    probes = searcher.probes
     best = MAX_GPUS + 1
     divisors_of_batch = dp_sizes(space, MAX_GPUS) if space.global_batch else []
     for tp, cp, pp in model_shapes(space):
@@ -190,15 +203,23 @@ def shape_search(searcher: Searcher, floor: int) -> int | None:
         low_dp, limit = -(-floor // size), (best - 1) // size
         options: Sequence[int]
         if space.global_batch:
-            options = [d for d in divisors_of_batch
-                       if low_dp <= d <= limit and counts_ok(d * size, per_node)]
+            valid = probes.whole_nodes.get(size)
+            if valid is None:
+                valid = probes.whole_nodes[size] = [
+                    d for d in divisors_of_batch if counts_ok(d * size, per_node)]
+            options = valid[bisect.bisect_left(valid, low_dp):bisect.bisect_right(valid, limit)]
         else:  # any dp: multiples of what makes whole nodes
             step = per_node // math.gcd(size, per_node)
             options = range(-(-low_dp // step) * step, limit + 1, step)
 
         def fits(dp: int, tp: int = tp, cp: int = cp, pp: int = pp) -> bool:
-            found = _shape_structure(space, dp, tp, cp, pp)
-            return found is not None and _fits(searcher, found)
+            key = (dp, tp, cp, pp)
+            if key in probes.layouts:
+                lay = probes.layouts[key]
+            else:
+                found = _shape_structure(space, dp, tp, cp, pp)
+                lay = probes.layouts[key] = leanest(space, found) if found else None
+            return lay is not None and searcher.memory.fits(lay, searcher.budget)
 
         if not options or not fits(options[-1]):
             continue
@@ -221,6 +242,3 @@ def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> 
     return Structure(dp, tp, pp, cp, max(eps)) if eps else None
 
 
-def _fits(searcher: Searcher, s: Structure) -> bool:
-    lay = leanest(searcher.space, s)
-    return lay is not None and searcher.memory.fits(lay, searcher.budget)
