@@ -99,7 +99,8 @@ class LayoutTotals:
     def _evaluate(self, layout: Layout, job: Job | None = None,
                   acts: ActivationBreakdown | None = None) -> int:
         self.evaluations += 1
-        total = training_total(job or self.job(layout), self._states(layout), acts)
+        job = job or self.job(layout)
+        total = training_total(job, self._states(layout, job), acts)
         if len(self._totals) < LAYOUTS_PER_TABLE:
             self._totals[layout] = total
         return total
@@ -108,26 +109,31 @@ class LayoutTotals:
         return (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.sequence_parallel,
                 layout.zero_stage, layout.offload, self.stack(layout))
 
-    def _base(self, layout: Layout) -> tuple[Base, int]:
-        """The layout's ``phase_base`` and the lower bound made of it."""
+    def _base(self, layout: Layout, job: Job | None = None) -> tuple[Base, int]:
+        """The layout's ``phase_base`` and the lower bound made of it (``job``: the layout's,
+        when the caller has it)."""
         key = self._key(layout)
         found = self._bases.get(key)
         if found is None:
-            job = self.job(layout)
+            job = job or self.job(layout)
             base = phase_base(job)
             bound = sum(c.bytes for c in base)
             if job.overhead_model == "measured":
                 bound += cublas_workspace(job).bytes + context_bytes(job)
-            found = self._bases[key] = (base, bound)
+            found = (base, bound)
+            if len(self._bases) < LAYOUTS_PER_TABLE:
+                self._bases[key] = found
         return found
 
-    def _states(self, layout: Layout) -> StepStates:
+    def _states(self, layout: Layout, job: Job | None = None) -> StepStates:
         """The layout's ``step_states``: they read only its parallelism, offload and stack."""
         key = self._key(layout)
         found = self._step_states.get(key)
         if found is None:
-            found = self._step_states[key] = step_states(self.job(layout),
-                                                         self._base(layout)[0])
+            job = job or self.job(layout)
+            found = step_states(job, self._base(layout, job)[0])
+            if len(self._step_states) < LAYOUTS_PER_TABLE:
+                self._step_states[key] = found
         return found
 
     def lower_bound(self, layout: Layout) -> int:
@@ -141,13 +147,13 @@ class LayoutTotals:
         found = self._totals.get(layout)
         if found is not None:
             return found <= budget
-        bound = self._base(layout)[1]
-        if bound > budget:
-            return False
         floor = self._floors.get(layout)
         if floor is not None and floor > budget:
             return False
         job = self.job(layout)
+        bound = self._base(layout, job)[1]
+        if bound > budget:
+            return False
         acts = activation_breakdown(job)
         floor = bound + activations_component(job, acts).bytes
         if floor > budget:
