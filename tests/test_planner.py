@@ -310,9 +310,15 @@ def test_cached_totals_are_the_engines_totals() -> None:
         assert total == searcher.memory.estimate(lay).total_bytes, lay
 
 
-def test_hf_trainer_plans_use_data_parallelism_only() -> None:
-    # HF Trainer / accelerate without Megatron has no tensor, pipeline or context parallelism.
+def test_hf_trainer_plans_have_no_pipeline_and_adapters_stay_data_parallel() -> None:
+    # the Trainer / accelerate: FSDP2 or ZeRO, plus accelerate's TP/CP; no pipeline stages
     plan = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
-                                     gpu="a100-80gb"))
-    assert plan.layout is not None and plan.fits
-    assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)
+                                   gpu="a100-80gb"))
+    assert plan.layout is not None and plan.fits and plan.layout.pp == 1
+    assert plan.stack == "hf" and plan.layout.recompute != "selective"
+    # bitsandbytes 4-bit layers have no tensor parallelism: QLoRA on 2 GPUs is data parallel
+    qlora = plan_of(EstimateRequest(model="llama-3.1-70b", task="finetune",
+                                    finetune_method="qlora", seq_len=4096, gpu="a100-80gb",
+                                    gpu_count=2))
+    assert qlora.layout is not None and qlora.fits
+    assert (qlora.layout.tp, qlora.layout.pp, qlora.layout.cp) == (1, 1, 1)

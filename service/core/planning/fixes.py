@@ -31,7 +31,7 @@ from service.core.planning.layouts import (
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import ALL_RECOMPUTE, make_searcher
-from service.core.planning.stacks import stated_stack
+from service.core.planning.stacks import model_parallelism, stated_stack
 from service.core.units import gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
@@ -110,12 +110,13 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
         yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},
                    "more communication per step",
                    lambda s: replace(s, zero_stages=stages, zero_stated=False), carries=True)
-    if stack is None or stack.model_parallel:
+    runs = model_parallelism(resolved)
+    if runs.tp or runs.pp or runs.cp:
         for knob, free in (
                 ("tp", lambda s: replace(s, tps=tensor_parallel_sizes(s.arch, s.nvlink_domain))),
                 ("pp", lambda s: replace(s, pps=None)),
                 ("cp", lambda s: replace(s, cps=context_parallel_sizes(s.seq_len)))):
-            if pinned(knob):
+            if pinned(knob) and getattr(runs, knob):
                 yield Step(f"another {knob.upper()} size", {}, "a different split", free,
                            carries=True)
     # adapters: the optimizer state is small and QLoRA beats streaming the base from the CPU

@@ -7,6 +7,7 @@ from service.core.compute.training_time import ComputeEstimate
 from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
+from service.core.launch.launch_configs import launch_configs
 from service.core.memory.breakdown import Estimate
 from service.core.memory.error_band import band_for
 from service.core.planning.plan_types import Fix, Layout, Plan, ServingFit
@@ -170,4 +171,6 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         compute_6nd=compute_entry(time.textbook, gpus) if time else None,
         as_stated=as_stated,
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
-        fits_on=_fits_on(plan))
+        fits_on=_fits_on(plan),
+        launch=launch_configs(resolved, plan) if plan is not None and plan.mode != "catalog"
+        else {})
