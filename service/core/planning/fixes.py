@@ -30,8 +30,8 @@ from service.core.planning.layouts import (
 )
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
-from service.core.planning.search_setup import ALL_RECOMPUTE, make_searcher
-from service.core.planning.stacks import model_parallelism, stated_stack
+from service.core.planning.search_setup import make_searcher
+from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
 from service.core.units import gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
@@ -104,7 +104,7 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
     if pinned("recompute") and job.recompute != "full":
         yield Step("activation recompute", {"recompute": "full"},
                    "the forward runs again in the backward",
-                   lambda s: replace(s, recomputes=ALL_RECOMPUTE), carries=True)
+                   lambda s: replace(s, recomputes=recomputes(resolved)), carries=True)
     stages = stack.zero_stages if stack is not None else (0, 1, 2, 3)
     if pinned("zero_stage") and job.parallel.zero_stage < max(stages):
         yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},

@@ -14,10 +14,9 @@ from service.core.planning.layouts import (
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
-from service.core.planning.stacks import model_parallelism, stated_stack
+from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
 
 ALL_ZERO = (0, 1, 2, 3)
-ALL_RECOMPUTE = ("none", "selective", "full")
 
 
 def per_node(resolved: ResolvedJob, gpu: Gpu) -> int:
@@ -47,7 +46,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         (context_parallel_sizes(job.seq_len) if runs.cp else (1,)),
         eps=(par.ep,) if pinned("ep") else None,
         zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages,
-        recomputes=(job.recompute,) if pinned("recompute") else ALL_RECOMPUTE,
+        recomputes=(job.recompute,) if pinned("recompute") else recomputes(resolved),
         micro_batches=(job.micro_batch,) if pinned("micro_batch") else None,
         offloads=offloads or ((job.offload,) if pinned("offload") else ("none",)),
         sequence_parallel=par.sequence_parallel if pinned("sequence_parallel") else None,

@@ -14,7 +14,8 @@
 A stated ``framework`` fixes the stack; otherwise each layout takes the stack that runs it:
 Megatron-LM for model parallelism with at most ZeRO-1, FSDP2 for model parallelism with sharded
 weights or gradients (pipeline parallelism comes with ZeRO-0/1 only, ``layouts.py``), DeepSpeed
-for data parallelism alone, the Trainer for adapters.
+for data parallelism alone, the Trainer for adapters; selective recompute only where the stack
+has it (Megatron-LM, torchtitan).
 """
 
 from __future__ import annotations
@@ -39,16 +40,20 @@ class Stack:
     zero_stages: tuple[int, ...]
     offload: bool
     adapters: bool  # LoRA and QLoRA
+    selective_recompute: bool  # Megatron-LM and torchtitan; the others checkpoint whole layers
 
 
 STACKS: dict[str, Stack] = {
     "hf": Stack("hf", "Hugging Face Trainer / accelerate", True, False, True, (0, 1, 2, 3),
-                True, True),
-    "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, (0, 1, 2, 3), True, True),
-    "megatron": Stack("megatron", "Megatron-LM", True, True, True, (0, 1, 2, 3), False, False),
+                True, True, False),
+    "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, (0, 1, 2, 3), True, True,
+                       False),
+    "megatron": Stack("megatron", "Megatron-LM", True, True, True, (0, 1, 2, 3), False, False,
+                      True),
     "fsdp": Stack("fsdp", "PyTorch FSDP2 (accelerate or torchtitan)", True, False, True,
-                  (0, 2, 3), False, False),
+                  (0, 2, 3), False, False, True),
 }
+ALL_RECOMPUTE = ("none", "selective", "full")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +88,30 @@ def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
     return ModelParallelism(stack.tp, stack.pp, stack.cp)
 
 
+def recomputes(resolved: ResolvedJob) -> tuple[str, ...]:
+    """The recompute choices of the stated stack: selective recompute is Megatron-LM's and
+    torchtitan's (for the models torchtitan ships); Hugging Face and DeepSpeed checkpoint whole
+    layers."""
+    stack = stated_stack(resolved)
+    if stack is None:
+        return ALL_RECOMPUTE
+    selective = stack.selective_recompute and (
+        stack.id != "fsdp" or resolved.job.model_id in torchtitan_models())
+    return ALL_RECOMPUTE if selective else ("none", "full")
+
+
 def layout_stack(resolved: ResolvedJob, layout: Layout) -> str:
     """The stack that runs a layout (see the module docstring)."""
     fixed = stated_stack(resolved)
     if fixed is not None:
         return fixed.id
-    if layout.tp * layout.pp * layout.cp > 1:
-        return "fsdp" if layout.zero_stage >= 2 else "megatron"
+    model_parallel = layout.tp * layout.pp * layout.cp > 1
+    selective = layout.recompute == "selective"
+    if layout.zero_stage >= 2 and (model_parallel or selective):
+        titan = resolved.job.model_id in torchtitan_models()
+        return "fsdp" if not selective or titan else "megatron"
+    if model_parallel or selective:
+        return "megatron"
     return "deepspeed"
 
 
