@@ -204,7 +204,7 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
             carried.append(step)
     if min_gpus is not None:
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
-                         f"{hourly_price(gpu, min_gpus)} (+{min_gpus - count} GPUs)",
+                         f"+{min_gpus - count} GPUs; {hourly_price(gpu, min_gpus)}",
                          "more_gpus", {"gpu_count": min_gpus}))
     fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
