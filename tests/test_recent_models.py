@@ -157,6 +157,14 @@ def test_llama4_chunked_layers_keep_one_chunk() -> None:
     assert maverick.ffn == 16384
 
 
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b", "llama-4-scout"])
+def test_fused_experts_are_read_from_the_config_and_agree_with_the_preset(name: str) -> None:
+    # transformers GptOssExperts / Llama4TextExperts: one 3-D gate_up and down nn.Parameter
+    moe, preset_moe = arch_of(name).moe, find_preset(name).arch.moe
+    assert moe is not None and preset_moe is not None
+    assert moe.fused_experts and preset_moe.fused_experts
+
+
 # ---- hybrid linear attention --------------------------------------------------------------
 
 

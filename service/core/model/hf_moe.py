@@ -174,10 +174,10 @@ def gpt_oss(r: ConfigReader) -> Fields:
     """gpt-oss (``modeling_gpt_oss.py``, ``GptOssConfig``).
 
     Every layer MoE: ``num_local_experts`` experts of ``intermediate_size`` with biases on
-    gate_up and down (``GptOssExperts``), top ``num_experts_per_tok`` (``experts_per_token`` in
-    OpenAI's own key), a router with a bias; attention with biases on q, k, v and o and a learned
-    sink logit per head; ``layer_types`` alternate a ``sliding_window`` (128) band and full
-    attention.
+    gate_up and down (``GptOssExperts``: fused 3-D parameters), top ``num_experts_per_tok``
+    (``experts_per_token`` in OpenAI's own key), a router with a bias; attention with biases on
+    q, k, v and o and a learned sink logit per head; ``layer_types`` alternate a
+    ``sliding_window`` (128) band and full attention.
     """
     fields = llama_fields(r, tied=False, head_dim=64)
     bias = r.read_bool("attn_bias", "attention_bias", default=True)
@@ -187,6 +187,7 @@ def gpt_oss(r: ConfigReader) -> Fields:
                                      "experts_per_token", default=4),
         expert_ffn=fields["ffn"],
         router_bias=True,
+        fused_experts=True,
     )
     r.sources["arch.moe.expert_ffn"] = r.key("intermediate_size")
     fields |= {"attn_bias": bias, "attn_out_bias": bias, "mlp_bias": True, "attn_sinks": True,
@@ -208,7 +209,8 @@ def llama4(r: ConfigReader) -> Fields:
     """Llama 4 text model (``modeling_llama4.py``, ``Llama4TextConfig``).
 
     MoE layers (``moe_layers``, else every ``interleave_moe_layer_step``-th) hold
-    ``num_local_experts`` experts and one shared expert, both of ``intermediate_size``, top
+    ``num_local_experts`` experts (``Llama4TextExperts``: fused 3-D parameters) and one shared
+    expert (``nn.Linear`` projections), both of ``intermediate_size``, top
     ``num_experts_per_tok`` (1); the other layers a dense MLP of ``intermediate_size_mlp``. RoPE
     layers attend within chunks of ``attention_chunk_size`` (read as a window: at most one chunk
     of KV), every fourth (NoPE) layer globally. ``use_qk_norm`` is a weightless L2 norm.
@@ -225,7 +227,7 @@ def llama4(r: ConfigReader) -> Fields:
         experts=r.read_int("moe.experts", "num_local_experts", default=16),
         experts_per_token=r.read_int("moe.experts_per_token", "num_experts_per_tok", default=1),
         expert_ffn=expert_ffn, shared_experts=1, shared_expert_ffn=expert_ffn,
-        dense_layers=dense, layer_step=layer_step,
+        dense_layers=dense, layer_step=layer_step, fused_experts=True,
     )
     dense_ffn = r.read_int("ffn", "intermediate_size_mlp", default=16384)
     fields |= {"ffn": dense_ffn if len(sparse) < layers else 0, "moe": moe}
