@@ -15,7 +15,7 @@ from service.core.memory import model_state
 from service.core.memory.lora import lora_params
 from service.core.memory.saved_adapters import adapter_saved
 from service.core.memory.saved_tensors import LayerSetup
-from service.core.model.presets import find_preset
+from service.core.model.presets import all_presets, find_preset
 
 BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)
 P = 8_030_261_248
@@ -159,6 +159,21 @@ def test_llama4_all_linear_adapts_the_shared_expert_not_the_fused_routed_ones() 
     attention = 48 * 16 * (2 * (5120 + 5120) + 2 * (5120 + 1024))
     shared = 48 * 16 * 3 * (5120 + 8192)
     assert lora_params(arch, 16, "all_linear") == attention + shared == 55_836_672  # was 546.6M
+
+
+def test_transformers_5_fuses_every_native_moe_family_kimi_k2_remote_code_does_not() -> None:
+    """transformers 5.17/5.23 (the measured stack) hold routed experts in 3-D parameters in every
+    MoE family it implements; Kimi K2 loads its own modeling_deepseek.py, nn.Linear experts."""
+    fused = {p.id: p.arch.moe.fused_experts for p in all_presets() if p.arch.moe is not None}
+    assert fused == {name: name != "kimi-k2" for name in fused}
+    mixtral = find_preset("mixtral-8x7b").arch
+    assert lora_params(mixtral, 16, "all_linear") == lora_params(mixtral, 16, "attention") \
+        == 13_631_488  # was 240,123,904 with the experts as nn.Linear
+    kimi = find_preset("kimi-k2").arch
+    mlp = 16 * 3 * (7168 + 2048)  # gate, up, down of one 2048-wide expert
+    dense = 16 * 3 * (7168 + 18432)  # the first layer's dense MLP
+    assert lora_params(kimi, 16, "all_linear") == lora_params(kimi, 16, "attention") + dense \
+        + 60 * (384 + 1) * mlp  # 384 routed and one shared expert in 60 MoE layers
 
 
 def test_adapter_inputs_kept_for_backward_follow_the_adapted_linears() -> None:

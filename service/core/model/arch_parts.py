@@ -41,7 +41,7 @@ class MoE:
     router_bias: bool = False  # per-expert router bias (DeepSeek e_score_correction_bias, gpt-oss)
     shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert
     # The routed experts are stored as fused 3-D nn.Parameters (one gate_up and one down tensor
-    # for all experts: transformers GptOssExperts, Llama4TextExperts), not one nn.Linear per
+    # for all experts: transformers 5's *Experts modules, hf_moe.py), not one nn.Linear per
     # expert: module-level tools (peft target_modules) do not see them (memory/lora.py).
     fused_experts: bool = False
 
