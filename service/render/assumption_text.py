@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from service.core.job.assumptions import Assumption, Value
+from service.core.job.model_notes import CAVEAT_FIELD
 
 LABELS: dict[str, str] = {
     "model": "model", "params_b": "size", "task": "task", "finetune_method": "method",
@@ -22,7 +23,9 @@ LABELS: dict[str, str] = {
     "allocator_reserve": "allocator reserve", "memory_headroom": "memory budget",
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
+    "weights_dtype": "weights loaded as",
 }
+CAVEAT_LABEL = "not modelled exactly:"  # fields model.caveat.<topic> (core/job/model_notes.py)
 _SHORT: dict[str, str] = {"seq_len": "seq", "micro_batch": "micro-batch", "zero_stage": "ZeRO",
                           "quantization": "weights", "kv_cache_dtype": "KV",
                           "concurrent": "sequences", "gpu_count": "GPUs"}
@@ -37,6 +40,8 @@ _VALUE_WORDS: dict[tuple[str, Value], str] = {
 
 
 def label(field: str) -> str:
+    if field.startswith(CAVEAT_FIELD + "."):
+        return CAVEAT_LABEL
     return LABELS.get(field, field.replace("_", " "))
 
 

@@ -11,6 +11,7 @@ from service.core.planning.layout_memory import MemoryModel
 from service.core.planning.layouts import (
     SearchSpace,
     context_parallel_sizes,
+    nvlink_tp_domain,
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
@@ -32,7 +33,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
     job, arch = resolved.job, resolved.job.arch
     par, pinned = job.parallel, resolved.pinned
     node = per_node(resolved, gpu)
-    domain = min(gpu.nvlink_domain, node)
+    domain = nvlink_tp_domain(gpu, node)
     stack = stated_stack(resolved)
     runs = model_parallelism(resolved)  # what the stack runs (stacks.py)
     zero_stages = stack.zero_stages if stack is not None else ALL_ZERO
