@@ -338,3 +338,26 @@ def test_state_space_hybrids_are_refused_not_read_as_llama() -> None:
         architecture_from_hf_config(nemotron_h)
     assert err.value.field in ("ssm_state_size", "mamba_num_heads", "hybrid_override_pattern")
     assert "not model" in err.value.message
+
+
+def test_qlora_leaves_fused_moe_experts_unquantized_and_says_so() -> None:
+    # transformers 5 stores Mixtral's experts as fused 3-D parameters: bitsandbytes' 4-bit
+    # conversion skips them and peft's prepare_model_for_kbit_training casts them to fp32
+    from engine_support import estimate_of
+
+    from service.answers import compute_answer
+    from service.core.job.request import EstimateRequest
+    from service.core.model.linears import expert_weight_params
+    from service.core.model.presets import lookup_preset
+
+    request = EstimateRequest(model="mixtral-8x7b", task="finetune", finetune_method="qlora",
+                              seq_len=2048, gpu="a100-80gb", gpu_count=1)
+    weights = next(c for c in estimate_of(request).components if c.key == "weights")
+    preset = lookup_preset("mixtral-8x7b")
+    assert preset is not None
+    experts = expert_weight_params(preset.arch)
+    terms = weights.term_map
+    assert terms["other_params"] >= experts and terms["other_bytes"] == 4
+    assert weights.bytes > experts * 4
+    fields = {a.field for a in compute_answer(request).answer.assumptions}
+    assert "qlora.experts" in fields

@@ -24,6 +24,7 @@ LABELS: dict[str, str] = {
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
     "weights_dtype": "weights loaded as",
+    "qlora.experts": "QLoRA routed experts",
 }
 CAVEAT_LABEL = "not modelled exactly:"  # fields model.caveat.<topic> (core/job/model_notes.py)
 _SHORT: dict[str, str] = {"seq_len": "seq", "micro_batch": "micro-batch", "zero_stage": "ZeRO",

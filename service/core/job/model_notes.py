@@ -41,6 +41,14 @@ def model_notes(model: ResolvedModel, task: str, method: str, precision: str
             why += ", then bitsandbytes quantizes the linear layers to NF4"
         notes.append(derived("weights_dtype", dtype, why,
                              DEQUANTIZE_SOURCE.get(fmt, "the checkpoint's quantization_config")))
+    moe = model.arch.moe
+    if method == "qlora" and moe is not None and moe.fused_experts:
+        notes.append(derived(
+            "qlora.experts", "16-bit, cast to fp32",
+            "bitsandbytes 4-bit replaces nn.Linear modules; transformers 5 stores routed experts "
+            "as fused 3-D parameters, so they are not quantized and peft's "
+            "prepare_model_for_kbit_training casts them to fp32 (transformers 4.x, or a stack "
+            "that quantizes fused experts, holds them in NF4)", "bitsandbytes issue #1849"))
     for caveat in model.caveats:
         notes.append(derived(f"{CAVEAT_FIELD}.{caveat.topic.replace(' ', '_')}", caveat.topic,
                              caveat.detail, CAVEATS_SOURCE))

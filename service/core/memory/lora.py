@@ -12,8 +12,10 @@ from __future__ import annotations
 from service.core.model.architecture import Architecture
 from service.core.model.linears import (
     attention_linear_shapes,
+    expert_weight_params,
     linear_attention_shapes,
     mlp_linear_shapes,
+    quantizable_linear_params,
 )
 
 NF4_BITS = 4.0
@@ -54,3 +56,15 @@ def lora_params(arch: Architecture, rank: int, targets: str) -> int:
         shared = moe.shared_experts * _adapter(rank, mlp_linear_shapes(arch, shared_ffn))
         total += arch.moe_layers * (routed + shared)
     return total
+
+
+def bnb_4bit_params(arch: Architecture) -> int:
+    """What bitsandbytes' 4-bit conversion quantizes: it replaces ``nn.Linear`` modules, so every
+    quantizable linear except routed experts stored as fused 3-D ``nn.Parameter``s
+    (``MoE.fused_experts``, transformers 5): those stay in their 16-bit dtype (bitsandbytes issue
+    #1849, open as of 2026-11; peft's ``prepare_model_for_kbit_training`` then casts them to
+    fp32 with the other non-quantized parameters)."""
+    linear = quantizable_linear_params(arch)
+    if arch.moe is not None and arch.moe.fused_experts:
+        linear -= expert_weight_params(arch)
+    return linear
