@@ -62,50 +62,56 @@ def _text(x: float, y: float, body: str, size: float, cls: str, fill: str = "#1f
 
 def memory_chart(bars: list[Bar], capacity: int | None, budget: int | None, top: float,
                  width: int, chart_id: str) -> str:
+    """Shapes first (grid, bars, the red lines across each bar), then every label on top, each
+    with a halo; the red lines run across the bars only, never through a bar's name."""
     frame = Frame(width, top, 8 if width >= 640 else 4)
     room = width - 2 * PAD
-    parts: list[str] = []
-    y = 18.0
+    shapes: list[str] = []
+    labels: list[str] = []
     ticks = _ticks(top, frame.max_ticks)
     for tick in ticks:
         label = tick_label(tick, ticks[1] if len(ticks) > 1 else top)
-        left = min(max(frame.x(tick) - text_width(label, SMALL) / 2, PAD),
-                   width - PAD - text_width(label, SMALL))
-        parts.append(_text(left, y, label, SMALL, "label tick", "#57606a"))
-    y += 8
-    plot_top = y
+        labels.append(_text(_left(frame.x(tick), label, width), 18, label, SMALL, "label tick",
+                            "#57606a"))
+    plot_top = y = 26.0
+    spans: list[tuple[float, float]] = []  # each bar's top and bottom: where the lines run
     for bar in bars:
         y += ROW
-        parts.append(_text(PAD, y, fit_text(bar.name, FONT, room), FONT, "label name"))
+        labels.append(_text(PAD, y, fit_text(bar.name, FONT, room), FONT, "label name"))
         for line in _figures(bar, top, room):
             y += ROW - 2
-            parts.append(_text(PAD, y, line, SMALL, "label figures", "#57606a"))
+            labels.append(_text(PAD, y, line, SMALL, "label figures", "#57606a"))
         y += 6
-        parts.append(_bar(frame, bar, y))
+        shapes.append(_bar(frame, bar, y))
+        spans.append((y - 4, y + BAR + 4))
         y += BAR
     plot_bottom = y + 6
-    for tick in ticks:
-        parts.insert(0, f"<line x1='{frame.x(tick):.1f}' x2='{frame.x(tick):.1f}' "
-                        f"y1='{plot_top:.1f}' y2='{plot_bottom:.1f}' stroke='#e1e4e8'/>")
+    grid = [f"<line x1='{frame.x(t):.1f}' x2='{frame.x(t):.1f}' y1='{plot_top:.1f}' "
+            f"y2='{plot_bottom:.1f}' stroke='#e1e4e8'/>" for t in ticks]
     for mark, dash, name in ((budget, "5,4", "budget"), (capacity, "", "usable")):
         if not mark:
             continue
         at = frame.x(mark)
-        parts.append(f"<line class=capacity x1='{at:.1f}' x2='{at:.1f}' y1='{plot_top:.1f}' "
-                     f"y2='{plot_bottom + 4:.1f}' stroke='#cf222e' stroke-width='2' "
-                     f"stroke-dasharray='{dash}'/>")
+        ends = [*spans[:-1], (spans[-1][0], plot_bottom + 4)] if spans else []
+        shapes += [f"<line class=capacity x1='{at:.1f}' x2='{at:.1f}' y1='{y1:.1f}' "
+                   f"y2='{y2:.1f}' stroke='#cf222e' stroke-width='2' stroke-dasharray='{dash}'/>"
+                   for y1, y2 in ends]
         y += ROW
-        label = f"{name} {gb(mark)}" + (" (red line)" if not dash else " (dashed line)")
-        left = min(max(at - text_width(label, SMALL) / 2, PAD),
-                   width - PAD - text_width(label, SMALL))
-        parts.append(_text(left, y, label, SMALL, "label line-label", "#a40e26"))
-    y = _legend(parts, bars, y + 10, width)
-    height = y + 8
+        label = f"{name} {gb(mark)}" + (" (dashed line)" if dash else " (red line)")
+        labels.append(_text(_left(at, label, width), y, label, SMALL, "label line-label",
+                            "#a40e26"))
+    height = _legend(shapes, labels, bars, y + 10, width) + 8
     return (f"<svg id={chart_id} class={'wide' if width >= 640 else 'narrow'} role=img "
             f"xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height:.0f}' "
             f"width='{width}' height='{height:.0f}' "
             "aria-label='memory per GPU by component against the GPU&#39;s usable memory'>"
-            + "".join(parts) + "</svg>")
+            + "".join(grid + shapes + labels) + "</svg>")
+
+
+def _left(center: float, label: str, width: int) -> float:
+    """Where a label centred on ``center`` starts, kept inside the picture."""
+    size = text_width(label, SMALL)
+    return min(max(center - size / 2, PAD), width - PAD - size)
 
 
 def _figures(bar: Bar, top: float, room: float) -> list[str]:
@@ -138,7 +144,9 @@ def _bar(frame: Frame, bar: Bar, y: float) -> str:
     return "".join(out)
 
 
-def _legend(parts: list[str], bars: list[Bar], y: float, width: int) -> float:
+def _legend(shapes: list[str], labels: list[str], bars: list[Bar], y: float,
+            width: int) -> float:
+    """The components drawn, in rows that wrap; returns the last row's baseline."""
     shown = [k for k in COLORS if any(b.per_gpu.get(k, 0) > 0 for b in bars)]
     x = float(PAD)
     y += 12
@@ -146,9 +154,9 @@ def _legend(parts: list[str], bars: list[Bar], y: float, width: int) -> float:
         need = 16 + text_width(LABELS[key], SMALL)
         if x + need > width - PAD and x > PAD:
             x, y = float(PAD), y + ROW
-        parts.append(f"<rect x='{x:.1f}' y='{y - 10:.1f}' width='11' height='11' "
-                     f"fill='{COLORS[key]}'/>")
-        parts.append(_text(x + 16, y, LABELS[key], SMALL, "label legend"))
+        shapes.append(f"<rect x='{x:.1f}' y='{y - 10:.1f}' width='11' height='11' "
+                      f"fill='{COLORS[key]}'/>")
+        labels.append(_text(x + 16, y, LABELS[key], SMALL, "label legend"))
         x += need + 14
     return y
 

@@ -56,6 +56,18 @@ def layout_brief(plan: LayoutEntry) -> str:
     return ", ".join(parts)
 
 
+# What a layout is; the rest (global_batch, max_concurrent_sequences) is derived from it, and
+# the planner fills in what the request as stated leaves open.
+DEFINING = ("gpus", "nodes", "dp", "tp", "pp", "cp", "ep", "zero_stage", "sequence_parallel",
+            "recompute", "micro_batch", "grad_accum", "offload", "context", "sequences")
+
+
+def same_layout(a: LayoutEntry, b: LayoutEntry, a_bytes: PerGpuBytes, b_bytes: PerGpuBytes
+                ) -> bool:
+    """The same split of the same job, with the same memory: one bar, not two."""
+    return a_bytes == b_bytes and all(getattr(a, n) == getattr(b, n) for n in DEFINING)
+
+
 def _gpus(n: int) -> str:
     return f"{n:,} GPU" + ("s" if n != 1 else "")
 
@@ -67,8 +79,8 @@ def chart_bars(answer: Answer) -> list[Bar]:
     planner = answer.planner
     if planner is not None and planner.layout is not None and planner.mode == "given":
         other = planner.layout
-        if other.plan == answer.plan and other.per_gpu_bytes == answer.per_gpu_bytes:
-            return [Bar(f"Plan on {gpus}", answer.plan, top)]
+        if same_layout(other.plan, answer.plan, other.per_gpu_bytes, answer.per_gpu_bytes):
+            return [Bar(f"Plan on {gpus}", other.plan, top)]
         theirs = Bar(f"Planner's layout on {_gpus(other.plan.gpus)}", other.plan,
                      bytes_map(other.per_gpu_bytes))
         mine = Bar(f"As stated on {gpus}", answer.plan, top)
@@ -76,7 +88,7 @@ def chart_bars(answer: Answer) -> list[Bar]:
     if answer.as_stated is not None:
         stated = answer.as_stated
         plan = Bar(f"Plan: {gpus}", answer.plan, top)
-        if stated.plan == answer.plan and stated.per_gpu_bytes == answer.per_gpu_bytes:
+        if same_layout(stated.plan, answer.plan, stated.per_gpu_bytes, answer.per_gpu_bytes):
             return [plan]
         return [plan, Bar(f"As stated: {_gpus(stated.plan.gpus)}", stated.plan,
                           bytes_map(stated.per_gpu_bytes))]

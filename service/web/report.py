@@ -29,11 +29,12 @@ def report_title(answer: Answer) -> str:
 
 def render_report(answer: Answer) -> str:
     title = report_title(answer)
+    catalog = answer.gpu is None  # no GPU given: the fewest of each type is the answer
     body = [f"<h1>{escape(title)}</h1>", _params(answer), headline(answer),
-            ticket_section(answer, title), advice(answer), _chart(answer),
-            "<h2>Layout</h2>", layout_table(answer, chart_bars(answer)), launch_section(answer),
-            components(answer), compute(answer), assumptions(answer), fits_on(answer),
-            _footer(answer)]
+            ticket_section(answer, title), advice(answer), fits_on(answer) if catalog else "",
+            _chart(answer), "<h2>Layout</h2>", layout_table(answer, chart_bars(answer)),
+            launch_section(answer), components(answer), compute(answer), assumptions(answer),
+            "" if catalog else fits_on(answer), _footer(answer)]
     return page(f"fitcheck: {title}", "".join(body), COPY_SCRIPT)
 
 
