@@ -167,3 +167,13 @@ def test_ticket_text_carries_the_verdict_and_the_link() -> None:
     text = unescape(_section(html, "<code id=ticket-text>", "</code>"))
     assert answer.verdict in text and f"Report: {answer.link}" in text
     assert "Fix: optimizer and parameter offload" in text and text.count("\nOr: ") == 2
+
+
+def test_components_follow_the_verdict() -> None:
+    answer = report_answer("does-not-fit")
+    assert answer.planner is not None and answer.planner.layout is not None
+    html = render_report(answer)
+    table = _section(html, "<table id=components", "</table>")
+    total = answer.planner.layout.per_gpu_bytes.total
+    assert f"{total / 1e9:,.1f} GB" in _section(table, "<th>Total</th>", "</tr>")
+    assert "Of the planner's layout on 8 GPUs" in html

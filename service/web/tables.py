@@ -9,6 +9,7 @@ from service.core.report.answer_types import Answer
 from service.render.assumption_text import assumption_line
 from service.web.chart import LABELS
 from service.web.layout import gb, gib
+from service.web.verdict_box import speaks_of_planner
 
 
 def _cell(label: str, body: str, cls: str = "") -> str:
@@ -17,9 +18,17 @@ def _cell(label: str, body: str, cls: str = "") -> str:
 
 
 def components(answer: Answer) -> str:
+    """The components of the layout the verdict speaks of (the planner's, when the stated one
+    does not fit on the GPUs given)."""
+    formulas, total, whose = answer.formulas, answer.per_gpu_bytes.total, ""
+    layout = answer.planner.layout if answer.planner else None
+    if speaks_of_planner(answer) and layout is not None:
+        formulas, total = layout.formulas, layout.per_gpu_bytes.total
+        whose = (f"<p class=muted>Of the planner's layout on {layout.plan.gpus:,} GPUs, the one "
+                 "the verdict is about; the request as stated is in the chart.</p>")
     rows = ["<table id=components class=stack><tr><th>component</th><th>GB</th><th>GiB</th>"
             "<th>formula</th><th>values</th><th>source</th></tr>"]
-    for item in answer.formulas:
+    for item in formulas:
         label = LABELS.get(item.component, item.component.replace("_", " ").capitalize())
         note = f"<br><span class=muted>{escape(item.note)}</span>" if item.note else ""
         rows.append("<tr>" + _cell("component", escape(label) + note)
@@ -27,12 +36,11 @@ def components(answer: Answer) -> str:
                     + _cell("formula", f"<code>{escape(item.expression)}</code>")
                     + _cell("values", f"<code>{escape(item.values)}</code>")
                     + _cell("source", escape(item.source)) + "</tr>")
-    total = answer.per_gpu_bytes.total
     usable = (f"of {gb(answer.gpu_usable_bytes)} usable" if answer.gpu_usable_bytes
               else "no GPU chosen")
     rows.append(f"<tr><th>Total</th>{_cell('GB', gb(total), 'n')}{_cell('GiB', gib(total), 'n')}"
                 f"<td colspan=3 data-label=''>{usable}</td></tr>")
-    return "<h2>Components</h2>" + "".join(rows) + "</table>"
+    return "<h2>Components</h2>" + whose + "".join(rows) + "</table>"
 
 
 def compute(answer: Answer) -> str:
