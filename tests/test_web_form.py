@@ -134,3 +134,23 @@ def test_registry_down_is_a_page_too() -> None:
         assert r.headers["content-type"].startswith("text/html")
         assert "value='team-llm-8b'" in _control(r.text, "model")
         assert "registry (Redis) is unreachable" in r.text
+
+
+def test_a_bug_keeps_the_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(answer: object) -> str:
+        raise RuntimeError("a bug in the report")
+
+    monkeypatch.setattr("service.api.estimate_page.render_report", broken)
+    with client() as api:
+        r = api.get("/v1/estimate?model=llama-3-8b&gpu=a100-40gb", headers=BROWSER)
+        assert r.status_code == 500 and r.headers["content-type"].startswith("text/html")
+        assert "value='llama-3-8b'" in _control(r.text, "model")
+        assert "it has been logged" in r.text
+
+
+def test_what_was_typed_is_escaped(api: TestClient) -> None:
+    r = api.get("/v1/estimate?model=%3Cscript%3Ealert(1)%3C/script%3E&x%27%3E%3Cb%3E=1",
+                headers=BROWSER)
+    assert r.status_code == 422
+    assert "<script>alert" not in r.text and "<b>" not in r.text
+    assert "value='&lt;script&gt;alert(1)&lt;/script&gt;'" in _control(r.text, "model")

@@ -130,3 +130,11 @@ def test_copy_button_copies_the_block(page: Page, shots: Path) -> None:
     said = page.evaluate("document.querySelector('button.copy[data-copy=code-vllm]').textContent")
     assert said in ("Copied", "Selected: press Ctrl+C")
     assert page.errors == []
+
+
+def test_the_ticket_summary_copies_while_folded(page: Page, shots: Path) -> None:
+    _open(page, shots, "does-not-fit", 390)
+    page.evaluate("document.querySelector('button.copy[data-copy=ticket-text]').click()")
+    selected = page.evaluate("window.getSelection().toString()")
+    assert selected.startswith("fitcheck: Llama 3.1 70B") and "Report: http" in selected
+    assert page.errors == []

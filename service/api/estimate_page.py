@@ -32,8 +32,7 @@ VARY = {"Vary": "Accept"}
 async def estimate_page(request: Request, svc: Services) -> Response:
     values = typed_values(request)
     try:
-        answer = await svc.estimates.answer(parse_query(request), base_url(request, svc),
-                                            fits_on=True)
+        return await _report(request, svc)
     except RequestValidationError as exc:
         problems = [_problem(e) for e in validation_errors(exc)]
         return _form(values, problems + await _name_problems(values, request, svc), 422)
@@ -50,6 +49,11 @@ async def estimate_page(request: Request, svc: Services) -> Response:
         log.exception("unhandled error while rendering an estimate page")
         return _form(values, [], 500, "Something went wrong on our side (it has been logged). "
                      "Your request is kept below.")
+
+
+async def _report(request: Request, svc: Services) -> Response:
+    answer = await svc.estimates.answer(parse_query(request), base_url(request, svc),
+                                        fits_on=True)
     canonical = urlsplit(answer.link or "")
     if (canonical.path, canonical.query) != (request.url.path, request.url.query):
         # a form's URL (empty fields, aliases) -> the permalink, so the address bar is it

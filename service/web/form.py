@@ -8,6 +8,7 @@ nothing typed is ever lost.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -46,9 +47,16 @@ def _problem_text(problem: Problem) -> str:
     return text
 
 
+def _attr(value: str) -> str:
+    """An attribute value: bare when it is a plain name, else quoted and escaped (a setting
+    from the URL can be named anything)."""
+    return value if re.fullmatch(r"[a-z0-9_-]+", value) else f"'{escape(value)}'"
+
+
 def _control(spec: FormField, value: str, invalid: bool, described: str) -> str:
-    aria = (f" aria-invalid=true aria-describedby='{described}'" if invalid else "")
-    ident = f"field-{spec.name}"
+    aria = (f" aria-invalid=true aria-describedby={described}" if invalid else "")
+    ident = _attr(f"field-{spec.name}")
+    name = _attr(spec.name)
     if spec.kind == "select":
         known = {v for v, _ in spec.options}
         items = [f"<option value=''>{escape(spec.hint)}</option>"]
@@ -56,7 +64,7 @@ def _control(spec: FormField, value: str, invalid: bool, described: str) -> str:
             items.append(f"<option value='{escape(value)}' selected>{escape(value)}</option>")
         items += [f"<option value='{escape(v)}'{' selected' if v == value else ''}>"
                   f"{escape(text)}</option>" for v, text in spec.options]
-        return f"<select id={ident} name={spec.name}{aria}>{''.join(items)}</select>"
+        return f"<select id={ident} name={name}{aria}>{''.join(items)}</select>"
     extra = " required" if spec.required else ""
     if spec.datalist:
         extra += f" list={spec.datalist} autocomplete=off"
@@ -65,14 +73,14 @@ def _control(spec: FormField, value: str, invalid: bool, described: str) -> str:
     if bounds is not None:
         kind = "number"
         extra += f" min={bounds[0]} max={bounds[1]} step={bounds[2]}"
-    return (f"<input id={ident} name={spec.name} type={kind} value='{escape(value)}' "
+    return (f"<input id={ident} name={name} type={kind} value='{escape(value)}' "
             f"placeholder='{escape(spec.hint)}'{extra}{aria}>")
 
 
 def _field(spec: FormField, state: FormState) -> str:
     value = state.values.get(spec.name, "")
     mine = [p for p in state.problems if p.field.split(".")[0] == spec.name]
-    described = f"error-{spec.name}"
+    described = _attr(f"error-{spec.name}")
     errors = "".join(f"<span class=error id={described}>{_problem_text(p)}</span>"
                      for p in mine)
     return (f"<label>{escape(spec.label)}{_control(spec, value, bool(mine), described)}"

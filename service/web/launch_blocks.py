@@ -22,6 +22,8 @@ document.querySelectorAll('button.copy').forEach(function (button) {
       setTimeout(function () { button.textContent = said; }, 1600);
     }
     function select() {
+      var folded = code.closest('details');
+      if (folded) { folded.open = true; }
       var range = document.createRange();
       range.selectNodeContents(code);
       var selection = window.getSelection();

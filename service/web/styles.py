@@ -57,7 +57,7 @@ width:100%;min-width:0;background:#fff}
 .error{color:#a40e26;font-size:13px}
 .problems{border-left:6px solid #cf222e;background:#fff;padding:10px 14px;border-radius:8px;
 margin:12px 0} .problems h2{margin:0 0 6px}
-details summary{cursor:pointer}
+details summary{cursor:pointer} #ticket details{margin-top:6px}
 @media (max-width:640px){
 main{padding:12px}
 h1{font-size:19px} .verdict .headline{font-size:17px}

@@ -34,7 +34,8 @@ def ticket_text(answer: Answer, title: str) -> str:
 
 
 def ticket_section(answer: Answer, title: str) -> str:
-    return ("<details class='card no-print' id=ticket><summary>Text for a ticket "
-            f"{copy_button('ticket-text', 'Copy text')}</summary>"
+    return ("<div class='card no-print' id=ticket>"
+            f"{copy_button('ticket-text', 'Copy a summary for a ticket')}"
+            "<details><summary>Show the summary</summary>"
             f"<pre><code id=ticket-text>{escape(ticket_text(answer, title))}</code></pre>"
-            "</details>")
+            "</details></div>")
