@@ -143,6 +143,10 @@ def test_launch_configs_are_copyable_blocks() -> None:
         for note in config.notes:
             assert note in unescape(block)
     assert "save as <code>ds_config.json</code>" in html and "run as a command" in html
+    # a file's config also carries the line that uses it, copyable on its own
+    run = re.search(r"<code id=(code-accelerate-run)>(.*?)</code>", html, re.S)
+    assert run is not None and unescape(run.group(2)) == answer.launch["accelerate"].command
+    assert "data-copy='code-accelerate-run'" in html
     assert "navigator.clipboard" in html and "execCommand('copy')" in html
     assert "Launch configs" not in render_report(plain_answer("catalog"))
 

@@ -46,6 +46,14 @@ def label(field: str) -> str:
     return LABELS.get(field, field.replace("_", " "))
 
 
+def human_tokens(count: float) -> str:
+    """'1T tokens', '2.5B tokens', '300M tokens': how token budgets are written."""
+    for size, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if count >= size:
+            return f"{count / size:.3g}{word} tokens"
+    return f"{count:,.0f} tokens"
+
+
 def value_text(field: str, value: Value) -> str:
     """A setting's value as people write it: 4,096 tokens, 40%, $2.50, on/off."""
     words = _VALUE_WORDS.get((field, value))
@@ -60,7 +68,7 @@ def value_text(field: str, value: Value) -> str:
     if field == "seq_len" and isinstance(value, int):
         return f"{value:,} tokens"
     if field == "tokens" and isinstance(value, int | float):
-        return f"{value:.3g}"
+        return human_tokens(float(value))
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):

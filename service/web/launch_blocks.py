@@ -57,10 +57,16 @@ def launch_block(config: LaunchConfig) -> str:
     where = (f"save as <code>{escape(config.filename)}</code>" if config.filename
              else "run as a command")
     notes = "".join(f"<li>{escape(note)}</li>" for note in config.notes)
+    run = ""
+    if config.command:  # a file's config: the line that uses it, copyable on its own
+        run = (f"<div class=bar><span class=muted>then run</span>"
+               f"{copy_button(target + '-run')}</div><pre><code id={target}-run>"
+               f"{escape(config.command)}</code></pre>")
     return (f"<section class='launch card' id=launch-{target[5:]}><div class=bar>"
             f"<h3>{escape(config.title)}</h3><span class=muted>{where}</span>"
             f"{copy_button(target)}</div><pre><code id={target}>{escape(config.text)}"
-            f"</code></pre>" + (f"<ul class=muted>{notes}</ul>" if notes else "") + "</section>")
+            f"</code></pre>{run}" + (f"<ul class=muted>{notes}</ul>" if notes else "")
+            + "</section>")
 
 
 def launch_section(answer: Answer) -> str:

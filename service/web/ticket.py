@@ -18,9 +18,8 @@ def ticket_text(answer: Answer, title: str) -> str:
     against = (f" against {gb(answer.gpu_usable_bytes)} usable"
                if answer.gpu_usable_bytes is not None else "")
     verdict = f" ({BAND_WORDS[band.verdict]})" if band.verdict in BAND_WORDS else ""
-    whose = "As stated, likely" if speaks_of_planner(answer) else "Likely peak"
     lines = [f"fitcheck: {title}", f"Verdict: {answer.verdict}",
-             f"{whose}: {gb(band.low_bytes)} - {gb(band.high_bytes)} per GPU{against}{verdict}"]
+             f"Likely peak: {gb(band.low_bytes)} - {gb(band.high_bytes)} per GPU{against}{verdict}"]
     planner = answer.planner
     plan = planner.layout.plan if planner and planner.layout and speaks_of_planner(answer) \
         else answer.plan

@@ -39,8 +39,8 @@ def _band(answer: Answer) -> str:
     span = f"<strong>{gb(band.low_bytes)} – {gb(band.high_bytes)}</strong>"
     against = (f" against {gb(answer.gpu_usable_bytes)} usable"
                if answer.gpu_usable_bytes is not None else "")
-    whose = "The request as stated: likely" if speaks_of_planner(answer) else "Likely peak:"
-    return (f"<p id=band>{whose} {span} per GPU{against} {tag(band.verdict or '')}</p>"
+    # the band is the verdict's layout's (core/report/build_answer.py)
+    return (f"<p id=band>Likely peak: {span} per GPU{against} {tag(band.verdict or '')}</p>"
             f"<p class=muted>Error band: {escape(band.basis)}</p>")
 
 

@@ -115,7 +115,12 @@ def layout_stack(resolved: ResolvedJob, layout: Layout) -> str:
     return "deepspeed"
 
 
-def stack_name(stack_id: str) -> str:
+SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate"}
+
+
+def stack_name(stack_id: str, task: str = "train") -> str:
+    if task == "infer":
+        return SERVING_NAMES.get(stack_id, stack_id)
     stack = STACKS.get(stack_id)
     return stack.name if stack is not None else stack_id
 
