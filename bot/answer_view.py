@@ -46,6 +46,18 @@ class PlannerView(View):
     fits: bool
     budget_bytes: int
     layout: LayoutFiguresView | None
+    stack_name: str = ""
+
+
+class LaunchView(View):
+    """One launch config: a file's content (saved as ``filename``) or a command line."""
+
+    tool: str
+    title: str
+    filename: str | None
+    text: str
+    command: str = ""
+    notes: list[str] = []
 
 
 class AnswerView(View):
@@ -57,6 +69,7 @@ class AnswerView(View):
     fits: bool | None
     plan: LayoutView
     planner: PlannerView | None = None
+    launch: dict[str, LaunchView] = {}  # the plan's stack's config first
     link: str | None = None
 
 

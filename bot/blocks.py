@@ -9,7 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.answer_view import AnswerView
-from bot.constants import ACTION_REPORT, EXAMPLES, HOW_TO_ASK, MAX_FALLBACK_TEXT, METADATA_EVENT
+from bot.constants import (
+    ACTION_LAUNCH,
+    ACTION_REPORT,
+    EXAMPLES,
+    HOW_TO_ASK,
+    MAX_BUTTON_VALUE,
+    MAX_FALLBACK_TEXT,
+    METADATA_EVENT,
+)
 from bot.figures import Figures, figures, table
 from bot.followups import button_value, next_questions
 from bot.limits import Block, fit_blocks, mrkdwn, plain
@@ -67,6 +75,10 @@ def _buttons(result: AskResult, link: str | None, figs: Figures | None) -> list[
     if link:
         elements.append({"type": "button", "action_id": ACTION_REPORT, "text": plain("Open the report"),
                          "url": link, "style": "primary"})
+    if link and result.answer is not None and result.answer.launch \
+            and len(link) <= MAX_BUTTON_VALUE:
+        elements.append({"type": "button", "action_id": ACTION_LAUNCH,
+                         "text": plain("Launch config"), "value": link})
     for question in next_questions(result.parsed, result.intent, figs.layout if figs else None):
         value = button_value(question, result.parsed)
         if value is not None:

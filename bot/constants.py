@@ -28,6 +28,7 @@ COMMAND: Final = "/fitcheck"
 METADATA_EVENT: Final = "fitcheck_answer"
 ACTION_PREFIX: Final = "fitcheck_next_"
 ACTION_REPORT: Final = "fitcheck_report"
+ACTION_LAUNCH: Final = "fitcheck_launch"
 ACTION_IDS: Final = ("recompute", "zero3", "bigger_gpu", "double_seq", "pick_gpu")
 
 EXAMPLES: Final = (

@@ -16,6 +16,7 @@ from pydantic.json_schema import models_json_schema
 
 from service.api import (
     ask_routes,
+    docs_routes,
     estimate_routes,
     gpu_routes,
     model_routes,
@@ -56,13 +57,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.services = None
 
     app = FastAPI(title="fitcheck", version="0.1.0", description=DESCRIPTION,
-                  lifespan=lifespan)
+                  lifespan=lifespan, docs_url=None, redoc_url=None)  # docs_routes: offline
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.services = None
     problems.install(app)
-    for module in (estimate_routes, model_routes, gpu_routes, ops_routes, ask_routes, pages):
+    for module in (estimate_routes, model_routes, gpu_routes, ops_routes, ask_routes, pages,
+                   docs_routes):
         app.include_router(module.router)
+    docs_routes.mount_assets(app)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(ObservabilityMiddleware, metrics=metrics)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

@@ -23,6 +23,7 @@ from service.services import Services
 from service.settings import Settings
 
 _T = TypeVar("_T")
+LAUNCH_TOOLS = ("deepspeed", "accelerate", "torchrun", "megatron", "torchtitan", "vllm", "sglang")
 BOOL_FIELDS = ("flash_attn", "sequence_parallel", "chunked_loss")
 HELP = {
     "model": "preset id or alias (llama-3-8b, 'Llama 3 8B') or a bare size ('7B')",
@@ -95,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--fits-on", dest="fits_on", action=argparse.BooleanOptionalAction,
                       default=True, help="the fewest GPUs of every catalog type (on)")
+    plan.add_argument("--emit", choices=LAUNCH_TOOLS, default=None,
+                      help="print one launch config of the plan: a file's content on stdout "
+                      "(the command that uses it on stderr), or the command line")
     ask = sub.add_parser("ask", help="answer a chat question as the Slack bot would")
     ask.add_argument("question", help="the question, e.g. '7B, seq 4096, ZeRO-3, A100 40GB?'")
     ask.add_argument("--previous", default=None,
@@ -133,12 +137,30 @@ async def _with_services(work: Callable[[Services, str], Awaitable[_T]]) -> _T:
 
 def run_estimate(args: argparse.Namespace, fits_on: bool = False) -> int:
     request = _request(args)
+    emit = getattr(args, "emit", None)
 
     async def work(services: Services, base: str) -> Answer:
-        return await services.estimates.answer(request, base, fits_on=fits_on)
+        return await services.estimates.answer(request, base, fits_on=fits_on and not emit)
 
     answer = asyncio.run(_with_services(work))
+    if emit:
+        return _emit(answer, emit)
     print(json.dumps(answer_dict(answer), indent=2) if args.json else answer_text(answer))
+    return 0
+
+
+def _emit(answer: Answer, tool: str) -> int:
+    config = answer.launch.get(tool)
+    if config is None:
+        have = ", ".join(answer.launch) or "none: the plan does not fit"
+        print(f"fitcheck: no {tool} config for this plan ({answer.verdict}). Configs for this "
+              f"plan: {have}.", file=sys.stderr)
+        return 2
+    print(config.text, end="" if config.text.endswith("\n") else "\n")
+    if config.command:
+        print(f"# save as {config.filename}; run:\n{config.command}", file=sys.stderr)
+    for note in config.notes:
+        print(f"# {note}", file=sys.stderr)
     return 0
 
 

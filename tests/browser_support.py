@@ -1,11 +1,13 @@
 """A headless Chromium driven over the DevTools protocol (a websocket), and a live server.
 
-Only what the report test needs: open a page, wait for its load event, evaluate an expression,
-and collect console errors, uncaught exceptions and failed loads.
+Only what the page tests need: open a page, wait for its load event, evaluate an expression,
+collect console errors, uncaught exceptions, failed loads and the URLs the page requested; set
+the viewport and the media type, and save a full-page screenshot.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -104,20 +107,47 @@ class Page:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
         return result.get("result", {}).get("value")
 
+    def requested_urls(self) -> list[str]:
+        """Every URL the page asked for since the Network domain was enabled."""
+        return [e["params"]["request"]["url"] for e in self.events
+                if e.get("method") == "Network.requestWillBeSent"]
+
+    def set_viewport(self, width: int, height: int = 900) -> None:
+        """A window ``width`` CSS pixels wide; below 500 a phone (its viewport meta applies)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=width < 500)
+
+    def set_media(self, media: str) -> None:
+        """'print' or 'screen' ('' restores the default)."""
+        self.call("Emulation.setEmulatedMedia", media=media)
+
+    def screenshot(self, path: Path) -> None:
+        """The whole page, not only the window, as a PNG."""
+        size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+        shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                         clip={"x": 0, "y": 0, "width": size["width"],
+                               "height": min(size["height"], 16_000), "scale": 1})
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+
+# Every host name but the loopback address fails to resolve: the network cut, as offline.
+OFFLINE = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",)
+
 
 @contextmanager
-def browser(binary: str, port: int) -> Iterator[Page]:
+def browser(binary: str, port: int, extra_flags: tuple[str, ...] = ()) -> Iterator[Page]:
     # chromium may still write to its profile while it exits: cleanup errors are not failures
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={profile}", f"--remote-debugging-port={port}",
+            [binary, *FLAGS, *extra_flags, f"--user-data-dir={profile}",
+             f"--remote-debugging-port={port}",
              "--remote-debugging-address=127.0.0.1", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             ws_url = _page_socket(port)
             with connect(ws_url, max_size=None, open_timeout=20) as ws:
                 page = Page(ws)
-                for domain in ("Page", "Runtime", "Log"):
+                for domain in ("Page", "Runtime", "Log", "Network"):
                     page.call(f"{domain}.enable")
                 yield page
         finally:

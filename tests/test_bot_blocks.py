@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from bot.blocks import answer_message, error_message, unfurl_blocks
 from bot.constants import (
+    ACTION_LAUNCH,
     ACTION_REPORT,
     MAX_BUTTON_TEXT,
     MAX_BUTTON_VALUE,
@@ -67,7 +68,8 @@ def test_a_fit_reads_verdict_first_then_table_assumptions_and_buttons() -> None:
     found = buttons(message.blocks)
     assert found[ACTION_REPORT]["url"].startswith("https://fitcheck.example.com/v1/estimate?")
     # the plan already uses ZeRO-3 and full recompute: no button asks for them again
-    assert set(found) == {ACTION_REPORT, "fitcheck_next_bigger_gpu", "fitcheck_next_double_seq"}
+    assert set(found) == {ACTION_REPORT, ACTION_LAUNCH, "fitcheck_next_bigger_gpu",
+                          "fitcheck_next_double_seq"}
     assert found["fitcheck_next_bigger_gpu"]["text"]["text"] == "Bigger GPU: A100 80GB"
     assert message.text.startswith("*Fits on 4x A100 40GB")
     assert message.metadata == {"event_type": METADATA_EVENT, "event_payload": {

@@ -194,6 +194,37 @@ def test_a_button_on_a_private_answer_replaces_it_through_the_response_url(bot: 
     assert not bot.slack.calls_of("chat.update")
 
 
+def test_the_launch_config_button_posts_the_stacks_config_in_the_thread(bot: BotUnderTest) -> None:
+    bot.event(mention(QUESTION))
+    post = bot.slack.wait_for("chat.postMessage")[0]
+    ts = bot.slack.messages[CHANNEL][0]["ts"]
+    button = buttons(post.args["blocks"])["fitcheck_launch"]
+    assert button["text"]["text"] == "Launch config" and "/v1/estimate?" in button["value"]
+    assert bot.press(button, ts).status_code == 200
+    posted = bot.slack.wait_for("chat.postMessage", 2)[1].args
+    assert posted["thread_ts"] == ts and posted["channel"] == CHANNEL
+    text = block_text(posted["blocks"])
+    # ZeRO-3 without TP/PP is DeepSpeed: its ds_config.json, with the batch the plan chose
+    assert "DeepSpeed config" in text and "ds_config.json" in text
+    assert '"stage": 3' in text and '"train_micro_batch_size_per_gpu": 1' in text
+    assert "```" in text and "accelerate" in text  # the other configs are named with the link
+
+
+def test_the_launch_button_on_a_private_answer_answers_privately(bot: BotUnderTest) -> None:
+    bot.command("private " + QUESTION)
+    blocks = bot.slack.wait_for("response_url")[0].args["blocks"]
+    bot.press(buttons(blocks)["fitcheck_launch"], new_ts(), ephemeral=True)
+    sent = bot.slack.wait_for("response_url", 2)[1].args
+    assert sent["response_type"] == "ephemeral" and "ds_config.json" in block_text(sent["blocks"])
+    assert len(bot.slack.calls_of("chat.postMessage")) == 0
+
+
+def test_an_answer_that_does_not_fit_has_no_launch_button(bot: BotUnderTest) -> None:
+    bot.event(mention("llama 3 70b full training on one a100 40gb"))
+    post = bot.slack.wait_for("chat.postMessage")[0]
+    assert "fitcheck_launch" not in buttons(post.args["blocks"])
+
+
 def test_a_pasted_report_link_unfurls_with_its_verdict(bot: BotUnderTest, service_url: str) -> None:
     link = "https://fitcheck.example.com/v1/estimate?model=llama-3-8b&task=train&gpu=a100-40gb"
     event = {"type": "link_shared", "channel": CHANNEL, "user": "U0ASKER", "message_ts": new_ts(),

@@ -14,8 +14,9 @@ from service.cli import main
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
-from service.core.planning.layouts import violations
+from service.core.planning.layouts import nvlink_tp_domain, violations
 from service.core.planning.plan_types import Plan
+from service.core.planning.search_setup import build_space
 from service.render.cli_text import answer_text
 
 GB = 1e9
@@ -29,7 +30,7 @@ def assert_valid(plan: Plan, request: EstimateRequest) -> None:
     arch = resolve(request).job.arch
     per_node = request.gpus_per_node or gpu.gpus_per_node
     lay = plan.layout
-    problems = violations(lay, arch, min(gpu.nvlink_domain, per_node), per_node,
+    problems = violations(lay, arch, nvlink_tp_domain(gpu, per_node), per_node,
                           request.seq_len or 4096, request.global_batch or 0)
     assert problems == []
     assert lay.dp * lay.tp * lay.pp * lay.cp == lay.gpus == plan.gpus
@@ -310,9 +311,47 @@ def test_cached_totals_are_the_engines_totals() -> None:
         assert total == searcher.memory.estimate(lay).total_bytes, lay
 
 
-def test_hf_trainer_plans_use_data_parallelism_only() -> None:
-    # HF Trainer / accelerate without Megatron has no tensor, pipeline or context parallelism.
+def test_hf_trainer_plans_have_no_pipeline_and_adapters_stay_data_parallel() -> None:
+    # the Trainer / accelerate: FSDP2 or ZeRO, plus accelerate's TP/CP; no pipeline stages
     plan = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
-                                     gpu="a100-80gb"))
-    assert plan.layout is not None and plan.fits
-    assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)
+                                   gpu="a100-80gb"))
+    assert plan.layout is not None and plan.fits and plan.layout.pp == 1
+    assert plan.stack == "hf" and plan.layout.recompute != "selective"
+    # bitsandbytes 4-bit layers have no tensor parallelism: QLoRA on 2 GPUs is data parallel
+    qlora = plan_of(EstimateRequest(model="llama-3.1-70b", task="finetune",
+                                    finetune_method="qlora", seq_len=4096, gpu="a100-80gb",
+                                    gpu_count=2))
+    assert qlora.layout is not None and qlora.fits
+    assert (qlora.layout.tp, qlora.layout.pp, qlora.layout.cp) == (1, 1, 1)
+
+
+# ---- rack-scale NVLink: GB200 NVL72 ----------------------------------------------------------
+
+
+def test_gb200_training_tp_spans_trays_inside_the_nvl72_domain_up_to_the_heads_rule() -> None:
+    request = EstimateRequest(model="llama-3.1-405b", seq_len=8192, global_batch=512,
+                              gpu="gb200-186gb")
+    resolved = resolve(request)
+    space = build_space(resolved, find_gpu("gb200"))
+    assert space.nvlink_domain == 72 and space.gpus_per_node == 4
+    assert space.tps == (1, 2, 4, 8)  # 8 KV heads: no TP past 8, however large the domain
+    plan = plan_of(request)
+    assert_valid(plan, request)
+    assert plan.layout is not None and (plan.gpus, plan.layout.tp, plan.layout.pp) == (48, 8, 6)
+
+
+def test_gb200_serving_puts_tp_8_across_two_trays() -> None:
+    plan = plan_of(EstimateRequest(model="llama-3.1-405b", task="infer", seq_len=8192,
+                                   concurrent=16, gpu="gb200-186gb"))
+    assert plan.serving is not None and plan.gpus_per_node == 4
+    assert (plan.gpus, plan.serving.tp, plan.serving.pp) == (8, 8, 1)  # was TP 4 x PP 2
+
+
+def test_a_node_sized_domain_still_ends_at_a_stated_smaller_node() -> None:
+    h100, gb200 = find_gpu("h100-80gb"), find_gpu("gb200")
+    assert nvlink_tp_domain(h100, 8) == 8 and nvlink_tp_domain(h100, 4) == 4
+    assert nvlink_tp_domain(find_gpu("rtx4090-24gb"), 8) == 1
+    assert nvlink_tp_domain(gb200, 4) == 72
+    plan = plan_of(EstimateRequest(model="llama-3.1-405b", task="infer", seq_len=8192,
+                                   concurrent=16, gpu="h100-80gb", gpus_per_node=4))
+    assert plan.serving is not None and plan.serving.tp <= 4

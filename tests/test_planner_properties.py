@@ -12,7 +12,7 @@ from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.model.presets import all_presets
-from service.core.planning.layouts import violations
+from service.core.planning.layouts import nvlink_tp_domain, violations
 
 PRESETS = sorted(p.id for p in all_presets())
 GPUS = sorted(g.id for g in all_gpus())
@@ -45,7 +45,7 @@ def test_every_planned_layout_obeys_the_rules(request: EstimateRequest) -> None:
     assert lay is not None and est is not None
     gpu = find_gpu(plan.gpu_id)
     arch = resolve(request).job.arch
-    domain = min(gpu.nvlink_domain, gpu.gpus_per_node)
+    domain = nvlink_tp_domain(gpu, gpu.gpus_per_node)
     # dp x tp x pp x cp = GPUs; tp divides heads and KV heads inside the NVLink domain; pp <=
     # layers; DP splits whole sequences; whole nodes above one node
     assert violations(lay, arch, domain, gpu.gpus_per_node, request.seq_len or 4096,

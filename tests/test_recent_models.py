@@ -9,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_support import assumption_lines
 
+from service.cli import main
 from service.core.errors import InvalidInput
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
 from service.core.memory.serving import (
     kv_bytes_per_token,
     linear_state_bytes,
@@ -153,6 +157,14 @@ def test_llama4_chunked_layers_keep_one_chunk() -> None:
     assert maverick.ffn == 16384
 
 
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b", "llama-4-scout"])
+def test_fused_experts_are_read_from_the_config_and_agree_with_the_preset(name: str) -> None:
+    # transformers GptOssExperts / Llama4TextExperts: one 3-D gate_up and down nn.Parameter
+    moe, preset_moe = arch_of(name).moe, find_preset(name).arch.moe
+    assert moe is not None and preset_moe is not None
+    assert moe.fused_experts and preset_moe.fused_experts
+
+
 # ---- hybrid linear attention --------------------------------------------------------------
 
 
@@ -240,7 +252,7 @@ def test_a_bad_vision_config_names_its_key() -> None:
 ])
 def test_caveats_reach_the_description(name: str, words: str) -> None:
     model = resolve_model(name, None, None)
-    assert any(words in caveat for caveat in model.caveats)
+    assert any(words in str(caveat) for caveat in model.caveats)
     assert "not modelled exactly" in model.description and words in model.description
 
 
@@ -252,7 +264,40 @@ def test_plain_models_carry_no_caveats() -> None:
 
 def test_pasted_configs_carry_their_caveats_too() -> None:
     model = resolve_model(None, None, config("qwen3-next-80b-a3b"))
-    assert any("Gated DeltaNet" in caveat for caveat in model.caveats)
+    assert any("Gated DeltaNet" in caveat.detail for caveat in model.caveats)
+
+
+def test_each_caveat_is_an_assumption_every_renderer_prints(capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    lines = assumption_lines(EstimateRequest(model="qwen3-next-80b-a3b", task="infer"))
+    assert any(line.startswith("not modelled exactly: hybrid layers (derived: 36 of 48 layers")
+               for line in lines)
+    assert any(line.startswith("not modelled exactly: multi-token prediction") for line in lines)
+    assert main(["estimate", "--model", "qwen2.5-vl-7b", "--json"]) == 0
+    fields = {a["field"] for a in json.loads(capsys.readouterr().out)["assumptions"]}
+    assert "model.caveat.vision_tower" in fields
+
+
+@pytest.mark.parametrize(("request_fields", "dtype"), [
+    ({"model": "gpt-oss-120b", "task": "finetune", "lora_rank": 16}, "bf16"),
+    ({"model": "gpt-oss-20b", "task": "finetune", "finetune_method": "qlora"}, "nf4"),
+    ({"model": "kimi-k2", "task": "train", "precision": "fp16_mixed"}, "fp16"),
+    ({"model": "deepseek-v3", "task": "train", "precision": "fp32"}, "fp32"),
+])
+def test_training_from_a_quantized_checkpoint_states_the_dtype_it_loads(
+        request_fields: dict[str, Any], dtype: str) -> None:
+    notes = {a.field: a for a in resolve(EstimateRequest(**request_fields)).assumptions}
+    loaded = notes["weights_dtype"]
+    assert (loaded.value, loaded.origin) == (dtype, "derived")
+    assert "dequantized on load" in loaded.why and "dequantize=True" in loaded.source
+
+
+def test_serving_keeps_the_native_format_and_16_bit_checkpoints_need_no_dtype_note() -> None:
+    serving = {a.field: a for a in resolve(EstimateRequest(model="gpt-oss-120b",
+                                                           task="infer")).assumptions}
+    assert serving["quantization"].value == "mxfp4" and "weights_dtype" not in serving
+    plain = {a.field for a in resolve(EstimateRequest(model="llama-3-8b")).assumptions}
+    assert "weights_dtype" not in plain and not any(f.startswith("model.caveat") for f in plain)
 
 
 # ---- the new architecture fields ----------------------------------------------------------
@@ -293,3 +338,26 @@ def test_state_space_hybrids_are_refused_not_read_as_llama() -> None:
         architecture_from_hf_config(nemotron_h)
     assert err.value.field in ("ssm_state_size", "mamba_num_heads", "hybrid_override_pattern")
     assert "not model" in err.value.message
+
+
+def test_qlora_leaves_fused_moe_experts_unquantized_and_says_so() -> None:
+    # transformers 5 stores Mixtral's experts as fused 3-D parameters: bitsandbytes' 4-bit
+    # conversion skips them and peft's prepare_model_for_kbit_training casts them to fp32
+    from engine_support import estimate_of
+
+    from service.answers import compute_answer
+    from service.core.job.request import EstimateRequest
+    from service.core.model.linears import expert_weight_params
+    from service.core.model.presets import lookup_preset
+
+    request = EstimateRequest(model="mixtral-8x7b", task="finetune", finetune_method="qlora",
+                              seq_len=2048, gpu="a100-80gb", gpu_count=1)
+    weights = next(c for c in estimate_of(request).components if c.key == "weights")
+    preset = lookup_preset("mixtral-8x7b")
+    assert preset is not None
+    experts = expert_weight_params(preset.arch)
+    terms = weights.term_map
+    assert terms["other_params"] >= experts and terms["other_bytes"] == 4
+    assert weights.bytes > experts * 4
+    fields = {a.field for a in compute_answer(request).answer.assumptions}
+    assert "qlora.experts" in fields

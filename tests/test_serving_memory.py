@@ -11,7 +11,14 @@ from service.answer_json import answer_dict
 from service.answers import compute_answer
 from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
-from service.core.memory.serving import kv_bytes_per_token, kv_cache_bytes, serving_weight_bytes
+from service.core.job.resolve import resolve
+from service.core.memory.serving import (
+    ServingBudget,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    serving_weight_bytes,
+)
+from service.core.memory.serving_split import ServingShare, serving_share, serving_tp_ok
 from service.core.model.params import parameter_count
 from service.core.model.presets import find_preset
 
@@ -136,3 +143,51 @@ def test_gpt_oss_serves_from_its_mxfp4_checkpoint_on_one_gpu() -> None:
                                       gpu="h100-80gb"))
     assert est.per_gpu_bytes["weights"] / 2**30 == pytest.approx(60.8, abs=0.05)
     assert est.fits is True
+
+
+# ---- hybrids: attention KV and linear-attention state, each split its own way --------------
+
+NEXT_KV_PER_TOKEN = 12 * 2 * 2 * 256 * 2  # 12 attention layers x K, V x 2 KV heads x 256 x 2 B
+NEXT_STATE_VLLM = 36 * (32 * 128 * 128 + 8192 * 3) * 2  # vLLM: bf16, kernel - 1 conv columns
+
+
+def _next_share(tp: int, seq_len: int = 32768) -> ServingShare:
+    job = resolve(EstimateRequest(model="qwen3-next-80b-a3b", task="infer", seq_len=seq_len,
+                                  tp=tp, gpu_count=tp)).job
+    return serving_share(job, tp, 1, ServingBudget())
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8, 16])
+def test_qwen3_next_counts_the_attention_kv_replicated_and_the_deltanet_state_split(tp: int
+                                                                                   ) -> None:
+    # 2 KV heads: split up to TP 2, one head per GPU beyond; the Gated DeltaNet state: / tp
+    kv_heads_here = max(1, 2 // tp)
+    expected = NEXT_KV_PER_TOKEN * 32768 * kv_heads_here / 2 + NEXT_STATE_VLLM / tp
+    assert _next_share(tp).kv_per_sequence == round(expected)
+
+
+def test_qwen3_next_at_tp_4_holds_half_the_kv_but_a_quarter_of_the_state() -> None:
+    share = _next_share(4)
+    kv = next(c for c in share.components if c.key == "kv_cache")
+    assert (kv.term_map["kv_share"], kv.term_map["state_share"]) == (0.5, 0.25)
+    assert kv.term_map["linear_state"] == NEXT_STATE_VLLM
+    assert share.kv_per_sequence == 402_653_184 + 9_879_552  # was 422,412,288 with one share
+
+
+def test_hf_prefill_caches_kv_in_attention_layers_only_plus_the_whole_state() -> None:
+    """transformers generate: 12 of 48 layers hold the prompt's K and V; every DeltaNet layer
+    holds a conv state of conv_kernel (4) columns in bf16 and an fp32 recurrent state."""
+    job = resolve(EstimateRequest(model="qwen3-next-80b-a3b", task="infer", seq_len=4096,
+                                  framework="hf")).job
+    kv = serving_share(job, 1, 1, ServingBudget()).components[1]
+    hf_state = 36 * (32 * 128 * 128 * 4 + 8192 * 4 * 2)
+    assert kv.key == "kv_cache" and kv.term_map["layers"] == 12
+    assert kv.bytes == NEXT_KV_PER_TOKEN * 4096 + hf_state == 178_520_064  # was 402,653,184
+
+
+def test_tp_must_divide_the_linear_attention_key_heads() -> None:
+    arch = find_preset("qwen3-next-80b-a3b").arch
+    block = arch.linear_attention
+    assert block is not None and serving_tp_ok(arch, 16)
+    odd = arch.with_changes(heads=32, linear_attention=replace(block, key_heads=8))
+    assert serving_tp_ok(odd, 8) and not serving_tp_ok(odd, 16)

@@ -13,7 +13,9 @@ from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory import model_state
 from service.core.memory.lora import lora_params
-from service.core.model.presets import find_preset
+from service.core.memory.saved_adapters import adapter_saved
+from service.core.memory.saved_tensors import LayerSetup
+from service.core.model.presets import all_presets, find_preset
 
 BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)
 P = 8_030_261_248
@@ -137,6 +139,65 @@ def test_lora_counts_match_peft_for_llama3_8b() -> None:
     arch = find_preset("llama-3-8b").arch
     assert lora_params(arch, 16, "attention") == 13_631_488
     assert lora_params(arch, 16, "all_linear") == 41_943_040
+
+
+def test_peft_all_linear_leaves_gpt_oss_fused_experts_frozen() -> None:
+    """GptOssExperts holds its experts as 3-D nn.Parameters, no nn.Linear: all-linear adapts the
+    attention projections only (r x (in + out) of q, k, v, o over 24 layers)."""
+    arch = find_preset("gpt-oss-20b").arch
+    attention = 24 * 16 * ((2880 + 4096) + 2 * (2880 + 512) + (4096 + 2880))
+    assert lora_params(arch, 16, "all_linear") == lora_params(arch, 16, "attention") == attention
+    assert attention == 7_962_624  # was 220,299,264 with the experts counted as adapted
+    assert arch.moe is not None
+    as_linears = arch.with_changes(moe=replace(arch.moe, fused_experts=False))
+    experts = 24 * 32 * 16 * 3 * (2880 + 2880)  # gate, up, down of 32 experts in 24 layers
+    assert lora_params(as_linears, 16, "all_linear") == attention + experts == 220_299_264
+
+
+def test_llama4_all_linear_adapts_the_shared_expert_not_the_fused_routed_ones() -> None:
+    arch = find_preset("llama-4-scout").arch
+    attention = 48 * 16 * (2 * (5120 + 5120) + 2 * (5120 + 1024))
+    shared = 48 * 16 * 3 * (5120 + 8192)
+    assert lora_params(arch, 16, "all_linear") == attention + shared == 55_836_672  # was 546.6M
+
+
+def test_transformers_5_fuses_every_native_moe_family_kimi_k2_remote_code_does_not() -> None:
+    """transformers 5.17/5.23 (the measured stack) hold routed experts in 3-D parameters in every
+    MoE family it implements; Kimi K2 loads its own modeling_deepseek.py, nn.Linear experts."""
+    fused = {p.id: p.arch.moe.fused_experts for p in all_presets() if p.arch.moe is not None}
+    assert fused == {name: name != "kimi-k2" for name in fused}
+    mixtral = find_preset("mixtral-8x7b").arch
+    assert lora_params(mixtral, 16, "all_linear") == lora_params(mixtral, 16, "attention") \
+        == 13_631_488  # was 240,123,904 with the experts as nn.Linear
+    kimi = find_preset("kimi-k2").arch
+    mlp = 16 * 3 * (7168 + 2048)  # gate, up, down of one 2048-wide expert
+    dense = 16 * 3 * (7168 + 18432)  # the first layer's dense MLP
+    assert lora_params(kimi, 16, "all_linear") == lora_params(kimi, 16, "attention") + dense \
+        + 60 * (384 + 1) * mlp  # 384 routed and one shared expert in 60 MoE layers
+
+
+def test_adapter_inputs_kept_for_backward_follow_the_adapted_linears() -> None:
+    setup = LayerSetup(seq_len=4096, elem_bytes=2, flash=True, profile="hf", adapter_rank=16)
+    gpt_oss = [i.name for i in adapter_saved(find_preset("gpt-oss-20b").arch, setup, True)]
+    assert gpt_oss == ["LoRA inputs of the attention projections",
+                       "LoRA input of the output projection"]
+    scout = adapter_saved(find_preset("llama-4-scout").arch, setup, True)
+    # one shared expert sees every token: (1 B dropout mask + 2 B input) x in + 2 B x r per linear
+    assert scout[-1].bytes_per_token == 3 * (5120 + 5120 + 8192) + 2 * 16 * 3
+
+
+def test_hybrid_lora_adapts_attention_in_attention_layers_and_deltanet_with_all_linear() -> None:
+    arch = find_preset("qwen3-next-80b-a3b").arch
+    # 12 gated-attention layers: q_proj is twice q_width (query and output gate)
+    assert lora_params(arch, 16, "attention") == 12 * 16 * (
+        (2048 + 8192) + 2 * (2048 + 512) + (4096 + 2048)) == 4_128_768  # was 16,515,072
+    attention = 4_128_768
+    # 36 Gated DeltaNet layers: in_proj_qkvz (q, k: 16 x 128; v, z: 32 x 128), in_proj_ba, out_proj
+    deltanet = 36 * 16 * ((2048 + 2 * 2048 + 2 * 4096) + (2048 + 2 * 32) + (4096 + 2048))
+    assert arch.moe is not None
+    expert = 16 * 3 * (2048 + 512)  # gate, up, down of one expert (routed and shared: 512 wide)
+    experts = 1 + (0 if arch.moe.fused_experts else arch.moe.experts)
+    assert lora_params(arch, 16, "all_linear") == attention + deltanet + 48 * experts * expert
 
 
 def test_lora_trains_adapters_only() -> None:

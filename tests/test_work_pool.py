@@ -59,8 +59,11 @@ def test_probes_answer_while_every_worker_is_busy(api: TestClient, tmp_path: Pat
         assert api.get(path).status_code == 200, path
     assert api.post("/v1/estimate", json={"model": "llama-3-8b"}).status_code == 200  # no planner
     _assert_busy(api.post("/v1/estimate", json=TRAIN))
-    _assert_busy(api.get("/v1/estimate?model=llama-3-8b&gpu=a100-40gb",
-                         headers={"Accept": "text/html"}))
+    page = api.get("/v1/estimate?model=llama-3-8b&gpu=a100-40gb",
+                   headers={"Accept": "text/html"})
+    assert page.status_code == 503 and int(page.headers["retry-after"]) >= 1
+    assert "planner is busy" in page.text  # the form again, with the notice
+    _assert_busy(api.get("/v1/estimate?model=llama-3-8b&gpu=a100-40gb"))  # JSON: a problem
     _assert_busy(api.post("/v1/ask", json={"text": "llama 3 8b on 8 a100 40gb, zero 3",
                                            "previous": None}))
     assert not any(job.done() for job in jobs)  # the probes did not wait for them

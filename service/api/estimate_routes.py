@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import ValidationError
+from fastapi.responses import HTMLResponse, Response
 
 from service.answer_json import answer_bytes
 from service.api.deps import ServicesDep, base_url, wants_html
-from service.core.job.request import EstimateRequest
+from service.api.estimate_page import estimate_page
+from service.api.estimate_query import parse_query
 from service.core.report.answer_types import Answer
-from service.permalink import decode_arch
 from service.schemas.estimate_schemas import EstimateIn, EstimateQuery
 from service.schemas.problem import PROBLEM_RESPONSES
-from service.web.report import render_report
 
 router = APIRouter(prefix="/v1", tags=["estimate"])
 
@@ -67,39 +63,8 @@ async def get_estimate(request: Request, svc: ServicesDep) -> Response:
     (`Accept: text/html`) gets the report page: the verdict, a per-GPU memory chart against the
     GPU's capacity, the components with formulas and sources, the assumptions, the fits-on table
     across the catalog, time and cost. `Accept: application/json` gets the JSON answer."""
-    stated = _parse_query(request)
-    html = wants_html(request.headers.get("accept"))
-    answer = await svc.estimates.answer(stated, base_url(request, svc), fits_on=html)
-    headers = {"Vary": "Accept"}
-    if not html:
-        return Response(answer_bytes(answer), media_type="application/json", headers=headers)
-    canonical = urlsplit(answer.link or "")
-    if (canonical.path, canonical.query) != (request.url.path, request.url.query):
-        # a form's URL (empty fields, aliases) -> the permalink, so the address bar is it
-        return RedirectResponse(f"{canonical.path}?{canonical.query}", 303, headers=headers)
-    return HTMLResponse(render_report(answer), headers=headers)
-
-
-def _parse_query(request: Request) -> EstimateRequest:
-    raw: dict[str, str] = {}
-    repeated = []
-    for name, value in request.query_params.multi_items():
-        if value == "":
-            continue  # an empty form field means "not stated"
-        if name in raw:
-            repeated.append(name)
-        raw[name] = value
-    errors: list[dict[str, Any]] = [
-        {"type": "repeated", "loc": ("query", name), "msg": "is given more than once",
-         "input": None} for name in repeated]
-    try:
-        parsed = EstimateQuery.model_validate(raw)
-    except ValidationError as exc:
-        errors += [{**e, "loc": ("query", *e["loc"])} for e in exc.errors()]
-        raise RequestValidationError(errors) from exc
-    if errors:
-        raise RequestValidationError(errors)
-    stated = parsed.model_dump(exclude_none=True)
-    if "arch" in stated:
-        stated["arch"] = decode_arch(stated["arch"])
-    return EstimateRequest(**stated)
+    if wants_html(request.headers.get("accept")):
+        return await estimate_page(request, svc)  # the report, or the form with the problems
+    answer = await svc.estimates.answer(parse_query(request), base_url(request, svc))
+    return Response(answer_bytes(answer), media_type="application/json",
+                    headers={"Vary": "Accept"})

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from service.core.errors import InvalidInput, UnknownName
-from service.schemas.accepted import REQUEST_FIELDS, accepted_for
+from service.schemas.accepted import REQUEST_FIELDS, accepted_for, number_message
 from service.store.base import StoreUnavailable
 from service.work_pool import PoolBusy
 
@@ -49,9 +49,19 @@ def invalid(errors: list[dict[str, str]], request: Request | None) -> JSONRespon
                    errors=errors)
 
 
-def invalid_input(exc: InvalidInput, request: Request | None, prefix: str = "") -> JSONResponse:
+def input_error(exc: InvalidInput, prefix: str = "") -> dict[str, str]:
+    """The engine's InvalidInput as a field error; a size field's accepted range with its
+    reason (``size_limits``)."""
     field = exc.field if not prefix or exc.field.startswith(prefix) else prefix + exc.field
-    return invalid([{"field": field, "message": exc.message, "accepted": exc.accepted}], request)
+    accepted = accepted_for(field) if field in REQUEST_FIELDS and "out of range" in exc.message \
+        else exc.accepted
+    return {"field": field, "message": exc.message, "accepted": accepted}
+
+
+def engine_error(exc: InvalidInput) -> dict[str, str]:
+    """An InvalidInput raised while answering: request fields as they are, the rest under arch."""
+    own = exc.field.split(".")[0] in REQUEST_FIELDS
+    return input_error(exc, "" if own else "arch.")
 
 
 def unknown_name(exc: UnknownName, request: Request | None) -> JSONResponse:
@@ -77,15 +87,18 @@ def busy(exc: PoolBusy, request: Request | None) -> JSONResponse:
                    headers={"Retry-After": str(seconds)}, retry_after_s=seconds)
 
 
-def _validation(exc: RequestValidationError, request: Request) -> JSONResponse:
+def validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
+    """Pydantic's errors as field errors: the field, what is wrong, what it accepts."""
     errors = []
     for err in exc.errors():
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or "body"
         top = loc[0] if loc else "body"
-        errors.append({"field": field, "message": str(err.get("msg", "is not valid")),
-                       "accepted": accepted_for(top, str(err.get("type", "")))})
-    return invalid(errors, request)
+        kind = str(err.get("type", ""))
+        message = number_message(field, kind, err.get("input")) if len(loc) == 1 else None
+        errors.append({"field": field, "message": message or str(err.get("msg", "is not valid")),
+                       "accepted": accepted_for(top, kind)})
+    return errors
 
 
 def install(app: FastAPI) -> None:
@@ -93,12 +106,11 @@ def install(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _validation(exc, request)
+        return invalid(validation_errors(exc), request)
 
     async def on_invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, InvalidInput)
-        own = exc.field.split(".")[0] in REQUEST_FIELDS
-        return invalid_input(exc, request, "" if own else "arch.")
+        return invalid([engine_error(exc)], request)
 
     async def on_unknown(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, UnknownName)

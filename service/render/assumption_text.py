@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from service.core.job.assumptions import Assumption, Value
+from service.core.job.model_notes import CAVEAT_FIELD
 
 LABELS: dict[str, str] = {
     "model": "model", "params_b": "size", "task": "task", "finetune_method": "method",
@@ -22,7 +23,10 @@ LABELS: dict[str, str] = {
     "allocator_reserve": "allocator reserve", "memory_headroom": "memory budget",
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
+    "weights_dtype": "weights loaded as",
+    "qlora.experts": "QLoRA routed experts",
 }
+CAVEAT_LABEL = "not modelled exactly:"  # fields model.caveat.<topic> (core/job/model_notes.py)
 _SHORT: dict[str, str] = {"seq_len": "seq", "micro_batch": "micro-batch", "zero_stage": "ZeRO",
                           "quantization": "weights", "kv_cache_dtype": "KV",
                           "concurrent": "sequences", "gpu_count": "GPUs"}
@@ -37,7 +41,17 @@ _VALUE_WORDS: dict[tuple[str, Value], str] = {
 
 
 def label(field: str) -> str:
+    if field.startswith(CAVEAT_FIELD + "."):
+        return CAVEAT_LABEL
     return LABELS.get(field, field.replace("_", " "))
+
+
+def human_tokens(count: float) -> str:
+    """'1T tokens', '2.5B tokens', '300M tokens': how token budgets are written."""
+    for size, word in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if count >= size:
+            return f"{count / size:.3g}{word} tokens"
+    return f"{count:,.0f} tokens"
 
 
 def value_text(field: str, value: Value) -> str:
@@ -54,7 +68,7 @@ def value_text(field: str, value: Value) -> str:
     if field == "seq_len" and isinstance(value, int):
         return f"{value:,} tokens"
     if field == "tokens" and isinstance(value, int | float):
-        return f"{value:.3g}"
+        return human_tokens(float(value))
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):

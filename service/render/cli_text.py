@@ -40,10 +40,16 @@ def layout_text(plan: LayoutEntry) -> str:
 
 
 def breakdown_lines(formulas: list[FormulaEntry], total: int, of: str) -> list[str]:
+    """One row per component; a component kind that comes more than once (weights and their
+    16-bit copies, several temporary buffers) says which one in its formula line."""
     lines = [f"{'Per GPU':<20}{'GB':>10}{'GiB':>10}  formula"]
+    repeated = {f.component for f in formulas if sum(g.component == f.component
+                                                     for g in formulas) > 1}
     for item in formulas:
+        which = f"{item.note}: " if item.component in repeated and item.note else ""
         lines.append(f"{LABELS.get(item.component, item.component):<20}"
-                     f"{item.bytes / 1e9:>10.2f}{item.bytes / 2**30:>10.2f}  {item.expression}")
+                     f"{item.bytes / 1e9:>10.2f}{item.bytes / 2**30:>10.2f}  "
+                     f"{which}{item.expression}")
         lines.append(f"{'':<42}= {item.values}  [{item.source}]")
     lines.append(f"{'Total':<20}{total / 1e9:>10.2f}{total / 2**30:>10.2f}{of}")
     return lines
@@ -102,6 +108,14 @@ def _fits_on_lines(answer: Answer) -> list[str]:
     return lines
 
 
+def _launch_lines(answer: Answer) -> list[str]:
+    if not answer.launch:
+        return []
+    stack = answer.planner.stack_name if answer.planner is not None else ""
+    return [f"Launch configs{f' ({stack})' if stack else ''}: {', '.join(answer.launch)}; "
+            "print one with: fitcheck plan ... --emit <name>"]
+
+
 def answer_text(answer: Answer) -> str:
     params = f"Parameters: {human_count(answer.params_total)} total"
     if answer.params_active != answer.params_total:
@@ -132,7 +146,7 @@ def answer_text(answer: Answer) -> str:
     if answer.compute is not None:
         compute.append(f"Compute-optimal data ~{answer.compute.compute_optimal_tokens:.3g} tokens "
                        "(20 x params, Hoffmann et al. 2022)")
-    sections += [compute, _fits_on_lines(answer)]
+    sections += [compute, _fits_on_lines(answer), _launch_lines(answer)]
     sections.append(["Assumptions:"] + [f"  - {assumption_line(a)}" for a in answer.assumptions])
     sections.append([UNITS_LINE])
     return "\n\n".join("\n".join(s) for s in sections if s)

@@ -7,11 +7,19 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
+from pydantic_core import PydanticCustomError
 
-from service.core.job.request import FLOAT_RANGES, INT_RANGES, EstimateRequest
+from service.core.job.request import EstimateRequest
 from service.permalink import encode_arch
 from service.schemas.fields import CHOICES, DOCS
+from service.schemas.size_limits import (
+    LIMITS,
+    accepted_range,
+    float_range,
+    int_range,
+    tokens_per_pass_problem,
+)
 
 MAX_NAME = 200
 ARCH_EXAMPLE = encode_arch(DOCS["arch"][1])
@@ -22,12 +30,13 @@ ARCH_QUERY = ("The architecture, compact: `z` + base64url(zlib(JSON)), as in the
 def _field(name: str, kind: Any, query: bool) -> tuple[Any, Any]:
     description, example = DOCS[name]
     extra: dict[str, Any] = {}
-    if name in INT_RANGES:
-        low, high = INT_RANGES[name]
-        kind, extra = int, {"ge": low, "le": high}
-    elif name in FLOAT_RANGES:
-        flow, fhigh = FLOAT_RANGES[name]
-        kind, extra = float, {"ge": flow, "le": fhigh, "allow_inf_nan": False}
+    ints, floats = int_range(name), float_range(name)
+    if name in LIMITS:
+        description += f" Accepted: {accepted_range(name)}."
+    if ints is not None:
+        kind, extra = int, {"ge": ints[0], "le": ints[1]}
+    elif floats is not None:
+        kind, extra = float, {"ge": floats[0], "le": floats[1], "allow_inf_nan": False}
     elif name in CHOICES:
         kind = Literal[CHOICES[name]]
     elif name == "arch":
@@ -51,8 +60,21 @@ def _model(title: str, query: bool) -> type[BaseModel]:
     config = ConfigDict(extra="forbid", title=title, json_schema_extra={
         "examples": [{"model": "llama-3-8b", "seq_len": 4096, "zero_stage": 3,
                       "gpu": "a100-40gb"}]})
-    model: type[BaseModel] = create_model(title, __config__=config, **definitions)  # type: ignore[call-overload]
+    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        title, __config__=config, __validators__={"tokens_per_pass": _tokens_per_pass},
+        **definitions)
     return model
+
+
+def _check_tokens_per_pass(micro_batch: int | None, info: ValidationInfo) -> int | None:
+    """seq_len x micro_batch: the tokens one GPU holds in a pass (see ``size_limits``)."""
+    problem = tokens_per_pass_problem(info.data.get("seq_len"), micro_batch)
+    if problem is not None:
+        raise PydanticCustomError("tokens_per_pass", problem)
+    return micro_batch
+
+
+_tokens_per_pass = field_validator("micro_batch")(_check_tokens_per_pass)
 
 
 EstimateIn = _model("EstimateRequest", query=False)

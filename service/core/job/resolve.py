@@ -24,6 +24,7 @@ from service.core.job.choices import (
     serving_framework,
     weight_format_of_precision,
 )
+from service.core.job.model_notes import model_notes
 from service.core.job.request import EstimateRequest
 from service.core.job.spec import FinetuneMethod, Job, Offload, Parallelism, Recompute, Task
 from service.core.model.formats import check_kv_dtype, check_weight_format
@@ -307,6 +308,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     recompute = _recompute(req, task, method, notes)
     lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
     method_name = choice("method", req.method or "planner", PLANNER_METHODS)
+    notes.items += model_notes(model, task, method, precision)
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
         task=task, finetune_method=method, seq_len=seq, micro_batch=req.micro_batch or 1,

@@ -19,3 +19,4 @@ class LaunchConfig:
     config: dict[str, Any] | None = None  # the file's content as an object
     argv: tuple[str, ...] = ()  # the command's words
     notes: tuple[str, ...] = ()  # what the user still chooses (paths, script, learning rate)
+    command: str = ""  # for a file: the command line that uses it

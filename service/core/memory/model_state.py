@@ -15,7 +15,12 @@ from functools import lru_cache
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.formula import Component, component, component_of
-from service.core.memory.lora import ADAPTER_BYTES_PER_PARAM, NF4_BITS_PER_WEIGHT, lora_params
+from service.core.memory.lora import (
+    ADAPTER_BYTES_PER_PARAM,
+    NF4_BITS_PER_WEIGHT,
+    bnb_4bit_params,
+    lora_params,
+)
 from service.core.memory.precision import (
     gradient_bytes_per_param,
     master_bytes_per_param,
@@ -26,7 +31,6 @@ from service.core.model.architecture import Architecture
 from service.core.model.linears import (
     attention_linear_shapes,
     mlp_linear_shapes,
-    quantizable_linear_params,
 )
 from service.core.model.params import dense_mlp_params, parameter_breakdown
 
@@ -116,7 +120,7 @@ def weights(job: Job) -> Component:
     adapters = 0 if job.trains_all_weights else -(-lora_params(
         job.arch, job.lora_rank, job.lora_targets) // (par.tp * par.pp))
     if job.finetune_method == "qlora":
-        linear = quantizable_linear_params(job.arch) // (par.tp * par.pp)
+        linear = bnb_4bit_params(job.arch) // (par.tp * par.pp)
         if par.zero_stage >= 3 and par.zero_shards > 1:
             return component(
                 "weights", "(linear_params * nf4_bits / 8 + other_params * other_bytes) / shards"

@@ -11,9 +11,10 @@ Hybrid models (Qwen3-Next): only the attention layers cache K and V; each linear
 (Gated DeltaNet) layer keeps a fixed state per sequence instead, whatever its length: the
 recurrent state value_heads x key_head_dim x value_head_dim and the convolution state
 conv_width x (kernel - 1), in the model's 16-bit dtype (vLLM ``MambaStateShapeCalculator.
-gated_delta_net_state_shape``, ``MambaStateDtypeCalculator``: ``mamba_cache_dtype`` "auto").
-``kv_bytes_per_token`` spreads that fixed state over the context, so that bytes per token x
-context is the sequence's whole cache.
+gated_delta_net_state_shape``, ``MambaStateDtypeCalculator``: ``mamba_cache_dtype`` "auto"); both
+are split by tensor parallelism (value heads / tp, conv channels / tp), unlike the KV of few KV
+heads (``serving_split.py``). ``kv_bytes_per_token`` spreads that fixed state over the context,
+so that bytes per token x context is the sequence's whole cache.
 """
 
 from __future__ import annotations
@@ -32,7 +33,21 @@ from service.core.model.linears import expert_weight_params, quantizable_linear_
 from service.core.model.params import mtp_params, parameter_count
 
 WHOLE_MODEL_FORMATS = ("none", "bf16", "fp16", "fp32")
-STATE_BYTES = 2  # linear-attention state in the model's bf16 (vLLM mamba_cache_dtype "auto")
+
+
+@dataclass(frozen=True, slots=True)
+class StateLayout:
+    """How a serving engine keeps one linear-attention layer's per-sequence state: bytes per
+    recurrent-state element, bytes per convolution-state element, and whether the convolution
+    state holds the last ``conv_kernel`` inputs or ``conv_kernel - 1``."""
+
+    recurrent_bytes: int
+    conv_bytes: int
+    conv_keeps_kernel: bool
+
+
+# vLLM: both states in the model's bf16 (mamba_cache_dtype "auto"), kernel - 1 conv columns
+VLLM_STATE = StateLayout(recurrent_bytes=2, conv_bytes=2, conv_keeps_kernel=False)
 
 
 def quantized_params(arch: Architecture, quantization: str) -> int:
@@ -92,21 +107,23 @@ def serving_weight_bytes(arch: Architecture, quantization: str) -> int:
     return serving_weights(arch, quantization).bytes
 
 
-def linear_state_bytes(arch: Architecture) -> int:
-    """Fixed per-sequence state of all linear-attention layers (0 without any):
-    layers x (value_heads x key_head_dim x value_head_dim + conv_width x (kernel - 1)) x 2 B.
-    Qwen3-Next-80B: 36 x (32 x 128 x 128 + 8192 x 3) x 2 = 39,518,208 B (37.7 MiB)."""
+def linear_state_bytes(arch: Architecture, layout: StateLayout = VLLM_STATE) -> int:
+    """Fixed per-sequence state of all linear-attention layers (0 without any), on one GPU:
+    layers x (value_heads x key_head_dim x value_head_dim x recurrent_bytes
+    + conv_width x conv_columns x conv_bytes). vLLM, Qwen3-Next-80B:
+    36 x (32 x 128 x 128 x 2 + 8192 x 3 x 2) = 39,518,208 B (37.7 MiB)."""
     block = arch.linear_attention
     if block is None:
         return 0
     recurrent = block.value_heads * block.key_head_dim * block.value_head_dim
-    conv = block.conv_width * (block.conv_kernel - 1)
-    return arch.linear_attention_layers * (recurrent + conv) * STATE_BYTES
+    columns = block.conv_kernel if layout.conv_keeps_kernel else block.conv_kernel - 1
+    per_layer = recurrent * layout.recurrent_bytes + block.conv_width * columns * layout.conv_bytes
+    return arch.linear_attention_layers * per_layer
 
 
-def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:
-    """KV cache bytes per token of context, averaged over layers (sliding windows included),
-    plus a hybrid model's fixed per-sequence state spread over the context."""
+def attention_kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:
+    """K and V bytes per token of context of the attention layers, averaged over layers
+    (sliding windows included); a hybrid's linear-attention state is not in it."""
     check_kv_dtype(kv_dtype)
     b = KV_DTYPE_BYTES[kv_dtype]
     if arch.mla is not None:
@@ -118,7 +135,14 @@ def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float
         kept = (1 - window_share) + window_share * arch.sliding_window / context
     else:
         kept = 1.0
-    return arch.attention_layers * per_layer * kept + linear_state_bytes(arch) / max(1, context)
+    return arch.attention_layers * per_layer * kept
+
+
+def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:
+    """KV cache bytes per token of context, plus a hybrid model's fixed per-sequence state
+    spread over the context."""
+    return attention_kv_bytes_per_token(arch, kv_dtype, context) \
+        + linear_state_bytes(arch) / max(1, context)
 
 
 def kv_cache_bytes(arch: Architecture, kv_dtype: str, context: int, sequences: int) -> int:

@@ -3,40 +3,70 @@
 vLLM ``QKVParallelLinear``: query heads must divide by tp; KV heads are split when there are
 at least tp of them (kv_heads % tp == 0), else each GPU keeps one KV head, replicated tp /
 kv_heads times (tp % kv_heads == 0). MLA caches one latent per token, not split by heads.
+A hybrid's linear-attention (Gated DeltaNet) state is split by tp whatever the KV heads do:
+``MambaStateShapeCalculator.gated_delta_net_state_shape`` divides the value heads and the
+convolution channels by the TP size, and ``Qwen3NextGatedDeltaNet`` gives each GPU
+key_heads / tp head groups (so tp must divide the key heads).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.core.job.spec import Job
-from service.core.memory.formula import Component, component
+from service.core.memory.formula import Component, component, component_of
 from service.core.memory.hf_serving import hf_serving_components
 from service.core.memory.serving import (
     ServingBudget,
+    attention_kv_bytes_per_token,
     forward_workspace_bytes,
-    kv_bytes_per_token,
+    linear_state_bytes,
     serving_weights,
 )
 from service.core.model.architecture import Architecture
 
 
 def kv_share(arch: Architecture, tp: int) -> float:
-    """Share of one sequence's KV cache that each tensor-parallel GPU holds."""
+    """Share of one sequence's attention KV cache that each tensor-parallel GPU holds."""
     if arch.mla is not None:
         return 1.0
     kv = arch.kv_heads_resolved
     return max(1, kv // tp) / kv
 
 
+def state_share(tp: int) -> float:
+    """Share of one sequence's linear-attention state that each tensor-parallel GPU holds."""
+    return 1 / tp
+
+
 def serving_tp_ok(arch: Architecture, tp: int) -> bool:
-    """vLLM's rule: heads % tp == 0, and kv_heads % tp == 0 or tp % kv_heads == 0."""
+    """vLLM's rule: heads % tp == 0, and kv_heads % tp == 0 or tp % kv_heads == 0; a hybrid's
+    linear-attention key heads % tp == 0."""
     if arch.heads % tp:
+        return False
+    if arch.linear_attention is not None and arch.linear_attention.key_heads % tp:
         return False
     if arch.mla is not None:
         return True
     kv = arch.kv_heads_resolved
     return kv % tp == 0 if kv >= tp else tp % kv == 0
+
+
+def kv_cache_share(job: Job, tp: int, pp: int) -> Component:
+    """This GPU's KV cache: the attention layers' K and V x ``kv_share``, plus a hybrid's
+    linear-attention state x ``state_share``, over pp stages, for every sequence."""
+    arch = job.arch
+    terms: dict[str, float] = {
+        "kv_bytes_per_token": attention_kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len),
+        "context": job.seq_len, "kv_share": kv_share(arch, tp), "pp": pp, "sequences": job.batch}
+    expression = "kv_bytes_per_token * context * kv_share / pp * sequences"
+    source = "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)"
+    if arch.linear_attention is not None:
+        terms |= {"linear_state": linear_state_bytes(arch), "state_share": state_share(tp)}
+        expression = ("(kv_bytes_per_token * context * kv_share + linear_state * state_share) "
+                      "/ pp * sequences")
+        source += "; vLLM gated_delta_net_state_shape (Gated DeltaNet state)"
+    return component_of("kv_cache", expression, terms, source, f"{job.kv_cache_dtype} KV cache")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +103,8 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingS
     weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp)
     if job.framework == "hf":
         return _hf_share(job, weights, tp, pp, budget)
-    per_token = kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len)
-    share = kv_share(arch, tp)
-    kv = component("kv_cache", "kv_bytes_per_token * context * kv_share / pp * sequences",
-                   "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)",
-                   f"{job.kv_cache_dtype} KV cache", kv_bytes_per_token=per_token,
-                   context=job.seq_len, kv_share=share, pp=pp, sequences=job.batch)
+    kv = kv_cache_share(job, tp, pp)
+    per_seq = kv_cache_share(replace(job, batch=1), tp, pp).bytes
     chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
     workspace = component("activations", "workspace", "vLLM profile run",
                           f"forward workspace of one layer over {chunk:,} tokens + fp32 "
@@ -86,7 +112,6 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingS
                           workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
     fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
                       non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
-    per_seq = round(per_token * job.seq_len * share / pp)
     return ServingShare((weights, kv, workspace, fixed), weights.bytes, workspace.bytes, per_seq,
                         per_seq, workspace.bytes + fixed.bytes, budget.memory_fraction)
 

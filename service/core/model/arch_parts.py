@@ -40,6 +40,10 @@ class MoE:
     layer_step: int = 1  # every n-th layer after the dense ones is MoE (Qwen2-MoE decoder_sparse_step)
     router_bias: bool = False  # per-expert router bias (DeepSeek e_score_correction_bias, gpt-oss)
     shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert
+    # The routed experts are stored as fused 3-D nn.Parameters (one gate_up and one down tensor
+    # for all experts: transformers 5's *Experts modules, hf_moe.py), not one nn.Linear per
+    # expert: module-level tools (peft target_modules) do not see them (memory/lora.py).
+    fused_experts: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,8 @@ _BUILDERS: dict[str, Builder] = {
     "refinedwebmodel": partial(fam.falcon, refined_web="refinedwebmodel"),  # original Falcon-7B
     "deepseek_v2": partial(moe.deepseek, version=2),
     "deepseek_v3": partial(moe.deepseek, version=3),
-    "kimi_k2": partial(moe.deepseek, version=3),  # Kimi K2: DeepseekV3ForCausalLM, remote code
+    # Kimi K2: the repo's DeepseekV3ForCausalLM (remote code), one nn.Linear MLP per expert
+    "kimi_k2": partial(moe.deepseek, version=3, fused_experts=False),
     "glm4_moe": moe.glm4_moe,
     "gpt_oss": moe.gpt_oss,
     "llama4": moe.llama4,  # only reached for a flattened config; see text_config below

@@ -3,6 +3,13 @@ GLM-4.5, gpt-oss, Llama 4.
 
 As in ``hf_config_families``, each builder follows one ``transformers`` modeling file and
 returns the keyword fields of an ``Architecture``.
+
+Routed experts: transformers 5 (5.17 and 5.23 checked, the versions of the project's
+measurements) stores them fused in every family here, one ``*Experts`` module holding 3-D
+``gate_up_proj`` / ``down_proj`` ``nn.Parameter``s (``MixtralExperts``, ``Qwen2MoeExperts``,
+``Qwen3MoeExperts``, ``Qwen3NextExperts``, ``DeepseekV2Experts``, ``DeepseekV3Experts``,
+``Glm4MoeExperts``, ``GptOssExperts``, ``Llama4TextExperts``): ``MoE.fused_experts``. Kimi K2 has
+no transformers class: its remote ``modeling_deepseek.py`` keeps one ``nn.Linear`` MLP per expert.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ def mixtral(r: ConfigReader) -> Fields:
         experts=experts,
         experts_per_token=r.read_int("moe.experts_per_token", "num_experts_per_tok"),
         expert_ffn=fields["ffn"],
+        fused_experts=True,
     )
     r.sources["arch.moe.expert_ffn"] = r.key("intermediate_size")
     return fields | {"ffn": 0, "moe": moe} | window(r, fields["layers"], 1.0)
@@ -72,6 +80,7 @@ def qwen_moe_layers(r: ConfigReader, fields: Fields, defaults: tuple[int, int, i
         dense_layers=dense,
         layer_step=layer_step,
         shared_expert_gate=bool(shared_ffn),
+        fused_experts=True,
     )
     return fields | {"ffn": fields["ffn"] if len(sparse) < layers else 0, "moe": moe}
 
@@ -92,7 +101,7 @@ def qwen3_moe(r: ConfigReader) -> Fields:
     return qwen_moe_layers(r, fields, QWEN3_MOE_DEFAULTS) | qwen_window(r, fields["layers"])
 
 
-def deepseek(r: ConfigReader, version: int) -> Fields:
+def deepseek(r: ConfigReader, version: int, fused_experts: bool = True) -> Fields:
     """DeepSeek-V2/V3 (``modeling_deepseek_v2.py``, ``modeling_deepseek_v3.py``).
 
     Multi-head latent attention; the first ``first_k_dense_replace`` layers keep a dense MLP of
@@ -100,7 +109,8 @@ def deepseek(r: ConfigReader, version: int) -> Fields:
     always-on experts of ``moe_intermediate_size``. ``q_lora_rank`` null: queries come straight
     from the hidden state. ``topk_method`` ``noaux_tc`` (V3) adds the per-expert
     ``e_score_correction_bias``. ``num_nextn_predict_layers`` multi-token-prediction layers are
-    counted apart (``params.mtp_params``). Kimi K2 (``model_type`` kimi_k2) is read as V3.
+    counted apart (``params.mtp_params``). Kimi K2 (``model_type`` kimi_k2) is read as V3, with
+    ``fused_experts`` False (its remote code).
     """
     v3 = version == 3
     fields = llama_fields(r, tied=False)
@@ -132,6 +142,7 @@ def deepseek(r: ConfigReader, version: int) -> Fields:
         shared_expert_ffn=expert_ffn,
         dense_layers=dense,
         router_bias=method == "noaux_tc",
+        fused_experts=fused_experts,
     )
     return fields | {"ffn": fields["ffn"] if dense else 0, "moe": moe}
 
@@ -166,6 +177,7 @@ def glm4_moe(r: ConfigReader) -> Fields:
         shared_expert_ffn=expert_ffn,
         dense_layers=dense,
         router_bias=True,
+        fused_experts=True,
     )
     return fields | {"ffn": fields["ffn"] if dense else 0, "moe": moe}
 
@@ -174,10 +186,10 @@ def gpt_oss(r: ConfigReader) -> Fields:
     """gpt-oss (``modeling_gpt_oss.py``, ``GptOssConfig``).
 
     Every layer MoE: ``num_local_experts`` experts of ``intermediate_size`` with biases on
-    gate_up and down (``GptOssExperts``), top ``num_experts_per_tok`` (``experts_per_token`` in
-    OpenAI's own key), a router with a bias; attention with biases on q, k, v and o and a learned
-    sink logit per head; ``layer_types`` alternate a ``sliding_window`` (128) band and full
-    attention.
+    gate_up and down (``GptOssExperts``: fused 3-D parameters), top ``num_experts_per_tok``
+    (``experts_per_token`` in OpenAI's own key), a router with a bias; attention with biases on
+    q, k, v and o and a learned sink logit per head; ``layer_types`` alternate a
+    ``sliding_window`` (128) band and full attention.
     """
     fields = llama_fields(r, tied=False, head_dim=64)
     bias = r.read_bool("attn_bias", "attention_bias", default=True)
@@ -187,6 +199,7 @@ def gpt_oss(r: ConfigReader) -> Fields:
                                      "experts_per_token", default=4),
         expert_ffn=fields["ffn"],
         router_bias=True,
+        fused_experts=True,
     )
     r.sources["arch.moe.expert_ffn"] = r.key("intermediate_size")
     fields |= {"attn_bias": bias, "attn_out_bias": bias, "mlp_bias": True, "attn_sinks": True,
@@ -208,7 +221,8 @@ def llama4(r: ConfigReader) -> Fields:
     """Llama 4 text model (``modeling_llama4.py``, ``Llama4TextConfig``).
 
     MoE layers (``moe_layers``, else every ``interleave_moe_layer_step``-th) hold
-    ``num_local_experts`` experts and one shared expert, both of ``intermediate_size``, top
+    ``num_local_experts`` experts (``Llama4TextExperts``: fused 3-D parameters) and one shared
+    expert (``nn.Linear`` projections), both of ``intermediate_size``, top
     ``num_experts_per_tok`` (1); the other layers a dense MLP of ``intermediate_size_mlp``. RoPE
     layers attend within chunks of ``attention_chunk_size`` (read as a window: at most one chunk
     of KV), every fourth (NoPE) layer globally. ``use_qk_norm`` is a weightless L2 norm.
@@ -225,7 +239,7 @@ def llama4(r: ConfigReader) -> Fields:
         experts=r.read_int("moe.experts", "num_local_experts", default=16),
         experts_per_token=r.read_int("moe.experts_per_token", "num_experts_per_tok", default=1),
         expert_ffn=expert_ffn, shared_experts=1, shared_expert_ffn=expert_ffn,
-        dense_layers=dense, layer_step=layer_step,
+        dense_layers=dense, layer_step=layer_step, fused_experts=True,
     )
     dense_ffn = r.read_int("ffn", "intermediate_size_mlp", default=16384)
     fields |= {"ffn": dense_ffn if len(sparse) < layers else 0, "moe": moe}

@@ -9,7 +9,7 @@ from typing import Any
 from service.core.errors import InvalidInput, UnknownName
 from service.core.model.architecture import Architecture
 from service.core.model.bare_sizes import bare_size_label, parse_size, resolve_bare_size
-from service.core.model.caveats import architecture_caveats, checkpoint_note
+from service.core.model.caveats import Caveat, architecture_caveats, checkpoint_note
 from service.core.model.hf_config import architecture_from_hf_config, looks_like_hf_config
 from service.core.model.params import check_total_size, parameter_count
 from service.core.model.presets import find_preset
@@ -28,7 +28,7 @@ class ResolvedModel:
     # How the checkpoint's native format is used, and what is not modelled exactly for this
     # model (model/caveats.py); both also appended to ``description``, which every answer carries.
     checkpoint: str = ""
-    caveats: tuple[str, ...] = ()
+    caveats: tuple[Caveat, ...] = ()
 
     @property
     def param_scale(self) -> float:
@@ -68,7 +68,7 @@ def _with_caveats(found: ResolvedModel, checkpoint: str = "") -> ResolvedModel:
     caveats = architecture_caveats(found.arch)
     description = found.description + (f"; {checkpoint}" if checkpoint else "")
     if caveats:
-        description += f"; not modelled exactly: {'; '.join(caveats)}"
+        description += f"; not modelled exactly: {'; '.join(map(str, caveats))}"
     return replace(found, checkpoint=checkpoint, caveats=caveats, description=description)
 
 

@@ -30,8 +30,8 @@ from service.core.planning.layouts import (
 )
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
-from service.core.planning.search_setup import ALL_RECOMPUTE, make_searcher
-from service.core.planning.stacks import stated_stack
+from service.core.planning.search_setup import make_searcher
+from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
 from service.core.units import gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
@@ -104,18 +104,19 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
     if pinned("recompute") and job.recompute != "full":
         yield Step("activation recompute", {"recompute": "full"},
                    "the forward runs again in the backward",
-                   lambda s: replace(s, recomputes=ALL_RECOMPUTE), carries=True)
+                   lambda s: replace(s, recomputes=recomputes(resolved)), carries=True)
     stages = stack.zero_stages if stack is not None else (0, 1, 2, 3)
     if pinned("zero_stage") and job.parallel.zero_stage < max(stages):
         yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},
                    "more communication per step",
                    lambda s: replace(s, zero_stages=stages, zero_stated=False), carries=True)
-    if stack is None or stack.model_parallel:
+    runs = model_parallelism(resolved)
+    if runs.tp or runs.pp or runs.cp:
         for knob, free in (
                 ("tp", lambda s: replace(s, tps=tensor_parallel_sizes(s.arch, s.nvlink_domain))),
                 ("pp", lambda s: replace(s, pps=None)),
                 ("cp", lambda s: replace(s, cps=context_parallel_sizes(s.seq_len)))):
-            if pinned(knob):
+            if pinned(knob) and getattr(runs, knob):
                 yield Step(f"another {knob.upper()} size", {}, "a different split", free,
                            carries=True)
     # adapters: the optimizer state is small and QLoRA beats streaming the base from the CPU
@@ -203,7 +204,7 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
             carried.append(step)
     if min_gpus is not None:
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
-                         f"{hourly_price(gpu, min_gpus)} (+{min_gpus - count} GPUs)",
+                         f"+{min_gpus - count} GPUs; {hourly_price(gpu, min_gpus)}",
                          "more_gpus", {"gpu_count": min_gpus}))
     fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]

@@ -34,7 +34,7 @@ from service.core.memory.overhead import context_bytes, cublas_workspace
 from service.core.memory.training_memory import training_total
 from service.core.memory.training_phases import StepStates, phase_base, step_states
 from service.core.planning.plan_types import Layout
-from service.core.planning.stacks import stated_stack
+from service.core.planning.stacks import layout_stack
 
 TABLES = 8  # recent jobs whose tables a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
@@ -53,8 +53,6 @@ class LayoutTotals:
         # activation profile: as stated, else hf, or megatron with TP/PP/SP
         self.activation_model = (resolved.job.activation_model
                                  if resolved.pinned("activation_model") else None)
-        fixed = stated_stack(resolved)
-        self.fixed_stack = fixed.id if fixed is not None else None
         self._totals: dict[Layout, int] = {}
         self._bases: dict[StatesKey, tuple[Base, int]] = {}
         self._step_states: dict[StatesKey, StepStates] = {}
@@ -63,11 +61,7 @@ class LayoutTotals:
 
     def stack(self, layout: Layout) -> str:
         """The stack that runs a layout (``stacks.layout_stack``)."""
-        if self.fixed_stack is not None:
-            return self.fixed_stack
-        if layout.tp * layout.pp * layout.cp > 1:
-            return "fsdp" if layout.zero_stage >= 2 else "megatron"
-        return "deepspeed"
+        return layout_stack(self.resolved, layout)
 
     def act_model(self, layout: Layout) -> str:
         if self.activation_model is not None:

@@ -3,7 +3,9 @@
 Rules (each one is what a framework asserts at start-up, or what the hardware forces):
 - dp x tp x pp x cp = GPUs (Megatron-LM ``initialize_model_parallel``).
 - TP divides the attention heads and the KV heads (Megatron query groups), and stays inside one
-  node's NVLink domain: its all-reduces run every layer and would crawl over the network.
+  NVLink domain (``nvlink_tp_domain``): its all-reduces run every layer and would crawl over the
+  network. The domain is one node's GPUs, or a whole rack where NVLink switches join the trays
+  (GB200 NVL72: 72 GPUs in 4-GPU trays).
 - PP <= layers (Megatron splits layers over stages; uneven stages hold ceil(layers / pp)).
 - CP splits each sequence into 2 x cp chunks for causal load balance: seq % (2 cp) == 0
   (Megatron ``context_parallel``); the planner keeps at least 2048 tokens per CP rank.
@@ -24,6 +26,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from service.core.hardware.gpus import Gpu
 from service.core.model.architecture import Architecture
 from service.core.planning.plan_types import Layout
 from service.core.planning.step_time import SMALL_MICRO_BATCH_TOKENS
@@ -58,6 +61,16 @@ class SearchSpace:
 def divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
+
+
+def nvlink_tp_domain(gpu: Gpu, per_node: int) -> int:
+    """GPUs one tensor-parallel group may span. A catalog domain larger than the catalog's node
+    is rack-scale (GB200 NVL72: 18 trays of 4 GPUs on one NVLink switch fabric, gpus.json
+    ``topology_note``): TP may cross trays inside it. Otherwise the domain ends at the node
+    (``per_node``, which the user may state smaller than the catalog's server)."""
+    if gpu.nvlink_domain > gpu.gpus_per_node:
+        return gpu.nvlink_domain
+    return min(gpu.nvlink_domain, per_node)
 
 
 def tensor_parallel_sizes(arch: Architecture, limit: int) -> tuple[int, ...]:
@@ -218,13 +231,14 @@ def knob_layouts(space: SearchSpace, s: Structure) -> Iterator[Layout]:
 
 def violations(layout: Layout, arch: Architecture, nvlink_domain: int, gpus_per_node: int,
                seq_len: int, global_batch: int) -> list[str]:
-    """Every physical rule the layout breaks (empty: valid). ``global_batch`` 0: not stated."""
+    """Every physical rule the layout breaks (empty: valid). ``nvlink_domain``: the GPUs a TP
+    group may span (``nvlink_tp_domain``); ``global_batch`` 0: not stated."""
     out: list[str] = []
     if layout.dp * layout.tp * layout.pp * layout.cp != layout.gpus:
         out.append("dp x tp x pp x cp != GPUs")
     if arch.heads % layout.tp or arch.kv_heads_resolved % layout.tp:
         out.append(f"tp={layout.tp} does not divide the heads and KV heads")
-    if layout.tp > nvlink_domain or layout.tp > gpus_per_node:
+    if layout.tp > nvlink_domain:
         out.append(f"tp={layout.tp} leaves the {nvlink_domain}-GPU NVLink domain")
     if layout.pp > arch.layers:
         out.append(f"pp={layout.pp} exceeds {arch.layers} layers")

@@ -11,13 +11,13 @@ from service.core.planning.layout_memory import MemoryModel
 from service.core.planning.layouts import (
     SearchSpace,
     context_parallel_sizes,
+    nvlink_tp_domain,
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
-from service.core.planning.stacks import stated_stack
+from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
 
 ALL_ZERO = (0, 1, 2, 3)
-ALL_RECOMPUTE = ("none", "selective", "full")
 
 
 def per_node(resolved: ResolvedJob, gpu: Gpu) -> int:
@@ -33,23 +33,21 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
     job, arch = resolved.job, resolved.job.arch
     par, pinned = job.parallel, resolved.pinned
     node = per_node(resolved, gpu)
-    domain = min(gpu.nvlink_domain, node)
+    domain = nvlink_tp_domain(gpu, node)
     stack = stated_stack(resolved)
-    # the Trainer and DeepSpeed run data parallelism only (ZeRO/FSDP sharding), as does every
-    # adapter stack: bitsandbytes 4-bit layers have no tensor parallelism
-    data_parallel_only = stack is not None and not stack.model_parallel
+    runs = model_parallelism(resolved)  # what the stack runs (stacks.py)
     zero_stages = stack.zero_stages if stack is not None else ALL_ZERO
     return SearchSpace(
         arch=arch, seq_len=job.seq_len, global_batch=job.global_batch,
         nvlink_domain=domain, gpus_per_node=node,
         tps=(par.tp,) if pinned("tp") else
-        ((1,) if data_parallel_only else tensor_parallel_sizes(arch, domain)),
-        pps=(par.pp,) if pinned("pp") else ((1,) if data_parallel_only else None),
+        (tensor_parallel_sizes(arch, domain) if runs.tp else (1,)),
+        pps=(par.pp,) if pinned("pp") else (None if runs.pp else (1,)),
         cps=(par.cp,) if pinned("cp") else
-        ((1,) if data_parallel_only else context_parallel_sizes(job.seq_len)),
+        (context_parallel_sizes(job.seq_len) if runs.cp else (1,)),
         eps=(par.ep,) if pinned("ep") else None,
         zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages,
-        recomputes=(job.recompute,) if pinned("recompute") else ALL_RECOMPUTE,
+        recomputes=(job.recompute,) if pinned("recompute") else recomputes(resolved),
         micro_batches=(job.micro_batch,) if pinned("micro_batch") else None,
         offloads=offloads or ((job.offload,) if pinned("offload") else ("none",)),
         sequence_parallel=par.sequence_parallel if pinned("sequence_parallel") else None,

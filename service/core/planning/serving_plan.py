@@ -3,8 +3,9 @@
 Budgeted the way vLLM sizes its KV cache (``serving.kv_budget_bytes``): gpu_memory_utilization x
 usable memory, minus the weights, the forward pass's activation peak, non-torch memory (CUDA
 context, NCCL) and captured CUDA graphs; what is left holds whole sequences of KV cache.
-Layouts: tensor parallelism inside one node (vLLM's head rule, ``serving_split.py``), then
-pipeline parallelism over whole nodes (vLLM ``pipeline_parallel_size``), each stage holding
+Layouts: tensor parallelism inside one node, or across a rack-scale NVLink domain (GB200 NVL72,
+``layouts.nvlink_tp_domain``), by vLLM's head rule (``serving_split.py``), then pipeline
+parallelism over whole nodes (vLLM ``pipeline_parallel_size``), each stage holding
 layers / pp of the weights and of the KV cache. One replica: the fewest GPUs, not the highest
 throughput.
 """
@@ -20,7 +21,7 @@ from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import ServingBudget
 from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share, serving_tp_ok
-from service.core.planning.layouts import divisors, node_count
+from service.core.planning.layouts import divisors, node_count, nvlink_tp_domain
 from service.core.planning.plan_types import Fix, Plan, ServingFit
 from service.core.planning.serving_fixes import serving_fixes
 from service.core.units import gb
@@ -46,11 +47,17 @@ def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
                       job.batch, job.seq_len, share.memory_fraction, share.total_bytes)
 
 
-def split(job: Job, gpus: int, per_node: int, tp: int | None = None) -> tuple[int, int] | None:
-    """(tp, pp) for a count: the stated TP, else the largest valid TP inside a node; PP over the
-    rest."""
+def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
+    """The most GPUs one TP group may span: a node (over PCIe where the GPU has no NVLink), or a
+    rack-scale NVLink domain."""
+    return max(per_node, nvlink_tp_domain(gpu, per_node))
+
+
+def split(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> tuple[int, int] | None:
+    """(tp, pp) for a count: the stated TP, else the largest valid TP of at most ``tp_limit``
+    GPUs (``serving_tp_limit``); PP over the rest."""
     arch = job.arch
-    options = [tp] if tp else sorted((d for d in divisors(gpus) if d <= per_node), reverse=True)
+    options = [tp] if tp else sorted((d for d in divisors(gpus) if d <= tp_limit), reverse=True)
     for size in options:
         if gpus % size:
             continue
@@ -74,7 +81,7 @@ def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
     """(first layout that fits, the one just below it); a stated ``tp`` stays fixed."""
     miss: ServingFit | None = None
     for count in counts(per_node):
-        shape = split(job, count, per_node, tp)
+        shape = split(job, count, serving_tp_limit(gpu, per_node), tp)
         if shape is None:
             continue
         fit = evaluate(job, gpu, shape[0], shape[1], per_node, budget)
@@ -95,7 +102,8 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
     best, miss = fewest_serving(job, gpu, per_node, budget, stated_tp)
     chosen: ServingFit | None = best
     if count is not None:
-        shape = (stated_tp, count // stated_tp) if stated_tp else split(job, count, per_node)
+        shape = (stated_tp, count // stated_tp) if stated_tp \
+            else split(job, count, serving_tp_limit(gpu, per_node))
         chosen = evaluate(job, gpu, shape[0], shape[1], per_node, budget) if shape else None
     plan = Plan(task="infer", model_id=job.model_id, gpu=gpu,
                 capacity_bytes=gpu.memory_bytes_usable,
@@ -137,8 +145,8 @@ def _assumptions(budget: ServingBudget, gpu: Gpu) -> tuple[Assumption, ...]:
                 f"non-torch memory and {gb(budget.cuda_graph_bytes)} CUDA graphs",
                 "vLLM worker memory profiling"),
         default("plan.layout", "TP in a node, PP across nodes", "tensor parallelism inside one "
-                "node (over PCIe where the GPU has no NVLink), pipeline parallelism across whole "
-                "nodes; one replica", minor=True),
+                "node (over PCIe where the GPU has no NVLink) or one rack-scale NVLink domain, "
+                "pipeline parallelism across whole nodes; one replica", minor=True),
         default("plan.kv_cache", "full context", "KV cache counted as whole sequences at the "
                 "full context (paging only saves on shorter ones)", minor=True),
     )

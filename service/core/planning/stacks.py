@@ -1,21 +1,29 @@
 """The software that runs a plan, and the layouts each can run.
 
-- Hugging Face Trainer / accelerate (``hf``): data parallelism, sharded with DeepSpeed ZeRO or
-  FSDP; LoRA and QLoRA through peft (FSDP-QLoRA shards a 4-bit base; bitsandbytes 4-bit has no
-  tensor parallelism);
+- Hugging Face Trainer / accelerate (``hf``): data parallelism sharded with DeepSpeed ZeRO or
+  FSDP, plus the tensor and context parallelism accelerate's ``parallelism_config`` adds to
+  FSDP2; LoRA and QLoRA through peft, data parallel only (bitsandbytes 4-bit layers have no
+  tensor parallelism; FSDP-QLoRA shards the 4-bit base);
 - DeepSpeed (``deepspeed``): ZeRO stages 0-3 with optimizer and parameter offload;
-- Megatron-LM (``megatron``): tensor, pipeline, context, expert and sequence parallelism, the
-  distributed optimizer (ZeRO-1); no offload, no adapters;
-- torchtitan (``fsdp``): FSDP2 (ZeRO-3, or 2 without resharding) with tensor, pipeline, context
-  and expert parallelism; no offload, no adapters.
+- Megatron-LM (``megatron``): tensor, pipeline, context and expert parallelism with sequence
+  parallelism; the distributed optimizer is ZeRO-1, Megatron-FSDP
+  (``--data-parallel-sharding-strategy``) ZeRO-2/3 without pipeline parallelism; no offload,
+  no adapters;
+- PyTorch FSDP2 (``fsdp``: accelerate, or torchtitan for the models it ships): ZeRO-3, or 2
+  without resharding after forward, with tensor and context parallelism; no offload.
 A stated ``framework`` fixes the stack; otherwise each layout takes the stack that runs it:
-Megatron-LM with model parallelism and at most ZeRO-1, torchtitan with model parallelism and
-sharded weights or gradients, DeepSpeed for data parallelism alone, the Trainer for adapters.
+Megatron-LM for model parallelism with at most ZeRO-1, FSDP2 for model parallelism with sharded
+weights or gradients (pipeline parallelism comes with ZeRO-0/1 only, ``layouts.py``), DeepSpeed
+for data parallelism alone, the Trainer for adapters; selective recompute only where the stack
+has it (Megatron-LM, torchtitan).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 
 from service.core.job.assumptions import Assumption, derived
 from service.core.job.resolve import ResolvedJob
@@ -26,25 +34,42 @@ from service.core.planning.plan_types import Layout
 class Stack:
     id: str  # the request's framework id
     name: str
-    model_parallel: bool  # tensor, pipeline and context parallelism
+    tp: bool  # tensor parallelism
+    pp: bool  # pipeline parallelism
+    cp: bool  # context parallelism
     zero_stages: tuple[int, ...]
     offload: bool
     adapters: bool  # LoRA and QLoRA
+    selective_recompute: bool  # Megatron-LM and torchtitan; the others checkpoint whole layers
 
 
 STACKS: dict[str, Stack] = {
-    "hf": Stack("hf", "Hugging Face Trainer / accelerate", False, (0, 1, 2, 3), True, True),
-    "deepspeed": Stack("deepspeed", "DeepSpeed", False, (0, 1, 2, 3), True, True),
-    "megatron": Stack("megatron", "Megatron-LM", True, (0, 1), False, False),
-    "fsdp": Stack("fsdp", "torchtitan (FSDP2)", True, (0, 2, 3), False, False),
+    "hf": Stack("hf", "Hugging Face Trainer / accelerate", True, False, True, (0, 1, 2, 3),
+                True, True, False),
+    "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, (0, 1, 2, 3), True, True,
+                       False),
+    "megatron": Stack("megatron", "Megatron-LM", True, True, True, (0, 1, 2, 3), False, False,
+                      True),
+    "fsdp": Stack("fsdp", "PyTorch FSDP2 (accelerate or torchtitan)", True, False, True,
+                  (0, 2, 3), False, False, True),
 }
+ALL_RECOMPUTE = ("none", "selective", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelParallelism:
+    """Which model-parallel dimensions the planner may use for a job."""
+
+    tp: bool
+    pp: bool
+    cp: bool
 
 
 def stated_stack(resolved: ResolvedJob) -> Stack | None:
     """The stack the request fixed: a stated framework, the Trainer for adapters, or DeepSpeed
     for a stated ZeRO-2/3 without model parallelism (how people who say "ZeRO-3" run it)."""
     if resolved.pinned("framework") or not resolved.job.trains_all_weights:
-        return STACKS.get(resolved.job.framework)
+        return STACKS.get(resolved.job.framework if resolved.pinned("framework") else "hf")
     model_parallel = any(resolved.pinned(k) for k in ("tp", "pp", "cp"))
     if resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage >= 2 \
             and not model_parallel:
@@ -52,19 +77,60 @@ def stated_stack(resolved: ResolvedJob) -> Stack | None:
     return None
 
 
+def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
+    """What the stated stack runs (everything when no stack is fixed); adapters run data
+    parallel."""
+    stack = stated_stack(resolved)
+    if not resolved.job.trains_all_weights:
+        return ModelParallelism(False, False, False)
+    if stack is None:
+        return ModelParallelism(True, True, True)
+    return ModelParallelism(stack.tp, stack.pp, stack.cp)
+
+
+def recomputes(resolved: ResolvedJob) -> tuple[str, ...]:
+    """The recompute choices of the stated stack: selective recompute is Megatron-LM's and
+    torchtitan's (for the models torchtitan ships); Hugging Face and DeepSpeed checkpoint whole
+    layers."""
+    stack = stated_stack(resolved)
+    if stack is None:
+        return ALL_RECOMPUTE
+    selective = stack.selective_recompute and (
+        stack.id != "fsdp" or resolved.job.model_id in torchtitan_models())
+    return ALL_RECOMPUTE if selective else ("none", "full")
+
+
 def layout_stack(resolved: ResolvedJob, layout: Layout) -> str:
     """The stack that runs a layout (see the module docstring)."""
     fixed = stated_stack(resolved)
     if fixed is not None:
         return fixed.id
-    if layout.tp * layout.pp * layout.cp > 1:
-        return "fsdp" if layout.zero_stage >= 2 else "megatron"
+    model_parallel = layout.tp * layout.pp * layout.cp > 1
+    selective = layout.recompute == "selective"
+    if layout.zero_stage >= 2 and (model_parallel or selective):
+        titan = resolved.job.model_id in torchtitan_models()
+        return "fsdp" if not selective or titan else "megatron"
+    if model_parallel or selective:
+        return "megatron"
     return "deepspeed"
 
 
-def stack_name(stack_id: str) -> str:
+SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate"}
+
+
+def stack_name(stack_id: str, task: str = "train") -> str:
+    if task == "infer":
+        return SERVING_NAMES.get(stack_id, stack_id)
     stack = STACKS.get(stack_id)
     return stack.name if stack is not None else stack_id
+
+
+@cache
+def torchtitan_models() -> dict[str, tuple[str, str]]:
+    """Preset id -> (torchtitan model name, flavor) for the models torchtitan ships."""
+    raw = json.loads(files("service.data").joinpath("torchtitan_models.json")
+                     .read_text(encoding="utf-8"))
+    return {key: (value[0], value[1]) for key, value in raw["models"].items()}
 
 
 def stack_assumption(resolved: ResolvedJob, stack_id: str) -> Assumption | None:
@@ -77,6 +143,5 @@ def stack_assumption(resolved: ResolvedJob, stack_id: str) -> Assumption | None:
                else "ZeRO-2/3 without model parallelism is DeepSpeed's data parallelism")
     else:
         why = ("the stack that runs the layout: Megatron-LM for TP/PP/CP with at most ZeRO-1, "
-               "torchtitan (FSDP2) for TP/PP/CP with sharded states, DeepSpeed for data "
-               "parallelism alone")
+               "FSDP2 for TP/CP with sharded states, DeepSpeed for data parallelism alone")
     return derived("framework", stack_name(stack_id), why)

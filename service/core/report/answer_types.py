@@ -124,9 +124,9 @@ class FitsOnEntry:
 
 @dataclass(frozen=True, slots=True)
 class ErrorBandEntry:
-    """Where the real peak is likely to be: ``low_bytes``..``high_bytes`` holds the measured
-    peak of about 9 jobs in 10 of this kind; ``verdict`` compares the band with the GPU's
-    usable memory (null without a GPU)."""
+    """Where the real peak of the verdict's layout is likely to be: ``low_bytes``..
+    ``high_bytes`` holds the measured peak of about 9 jobs in 10 of this kind; ``verdict``
+    compares the band with the GPU's usable memory (null without a GPU)."""
 
     low_bytes: int
     high_bytes: int

@@ -7,6 +7,7 @@ from service.core.compute.training_time import ComputeEstimate
 from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
+from service.core.launch.launch_configs import launch_configs
 from service.core.memory.breakdown import Estimate
 from service.core.memory.error_band import band_for
 from service.core.planning.plan_types import Fix, Layout, Plan, ServingFit
@@ -113,7 +114,7 @@ def planner_entry(plan: Plan) -> PlannerEntry:
         fix=_fix(plan.fix), other_fixes=[f for f in map(_fix, plan.other_fixes) if f],
         seed_counts=[SeedCountEntry(s.label, s.gpus, not s.reasons, list(s.reasons))
                      for s in plan.seed_counts],
-        stack=plan.stack, stack_name=stack_name(plan.stack) if plan.stack else "")
+        stack=plan.stack, stack_name=stack_name(plan.stack, plan.task) if plan.stack else "")
 
 
 def _fix(fix: Fix | None) -> FixEntry | None:
@@ -152,7 +153,12 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     gpus = layout.gpus
     gpu = job.gpu
     capacity = plan.capacity_bytes if planned and plan is not None else est.capacity_bytes
-    band = error_band(shown, capacity)
+    # the band goes with the verdict: on given GPUs where the stated layout does not fit, the
+    # verdict is the planner's layout on them (headline.answer_verdict)
+    stated_fits = est.fits and job.task != "infer"
+    judged = plan.estimate if plan is not None and plan.mode == "given" \
+        and plan.estimate is not None and not stated_fits else shown
+    band = error_band(judged, capacity)
     return Answer(
         model=job.model_id, model_name=resolved.model.description, task=job.task,
         params_total=est.params_total, params_active=est.params_active,
@@ -170,4 +176,6 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         compute_6nd=compute_entry(time.textbook, gpus) if time else None,
         as_stated=as_stated,
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
-        fits_on=_fits_on(plan))
+        fits_on=_fits_on(plan),
+        launch=launch_configs(resolved, plan) if plan is not None and plan.mode != "catalog"
+        else {})

@@ -1,0 +1,55 @@
+"""What an answer says about the model itself, as assumption records: the dtype a training job
+loads a natively quantized checkpoint in, and each part of the architecture whose memory is not
+modelled exactly (``model/caveats.py``)."""
+
+from __future__ import annotations
+
+from service.core.job.assumptions import Assumption, derived
+from service.core.model.lookup import ResolvedModel
+
+CAVEAT_FIELD = "model.caveat"  # + "." + the caveat's topic, one record per caveat
+CAVEATS_SOURCE = "service/core/model/caveats.py"
+# transformers dequantizes a native checkpoint on load when asked to, as fine-tuning recipes do
+DEQUANTIZE_SOURCE: dict[str, str] = {
+    "mxfp4": "transformers Mxfp4Config(dequantize=True)",
+    "fp8-block": "transformers FineGrainedFP8Config(dequantize=True)",
+}
+
+
+def loaded_dtype(precision: str, method: str) -> str:
+    """The dtype a native checkpoint is loaded in to train: the precision's 16-bit dtype (a LoRA
+    base stays 16-bit whatever the precision, as ``memory/model_state.weights`` counts it), fp32
+    for full fp32 training, NF4 for QLoRA. The framework may then keep fp32 master weights or
+    fp32 parameters: the ``precision`` and ``framework`` records say so."""
+    if method == "qlora":
+        return "nf4"
+    if precision == "fp32" and method == "full":
+        return "fp32"
+    return "fp16" if precision.startswith("fp16") else "bf16"
+
+
+def model_notes(model: ResolvedModel, task: str, method: str, precision: str
+                ) -> list[Assumption]:
+    """A derived ``weights_dtype`` record when a training or fine-tuning job starts from a
+    natively quantized checkpoint (``model.checkpoint`` set), and one record per caveat."""
+    notes: list[Assumption] = []
+    fmt = model.weight_format
+    if model.checkpoint and task != "infer":
+        dtype = loaded_dtype(precision, method)
+        why = f"the {fmt} checkpoint is dequantized on load to train"
+        if dtype == "nf4":
+            why += ", then bitsandbytes quantizes the linear layers to NF4"
+        notes.append(derived("weights_dtype", dtype, why,
+                             DEQUANTIZE_SOURCE.get(fmt, "the checkpoint's quantization_config")))
+    moe = model.arch.moe
+    if method == "qlora" and moe is not None and moe.fused_experts:
+        notes.append(derived(
+            "qlora.experts", "16-bit, cast to fp32",
+            "bitsandbytes 4-bit replaces nn.Linear modules; transformers 5 stores routed experts "
+            "as fused 3-D parameters, so they are not quantized and peft's "
+            "prepare_model_for_kbit_training casts them to fp32 (transformers 4.x, or a stack "
+            "that quantizes fused experts, holds them in NF4)", "bitsandbytes issue #1849"))
+    for caveat in model.caveats:
+        notes.append(derived(f"{CAVEAT_FIELD}.{caveat.topic.replace(' ', '_')}", caveat.topic,
+                             caveat.detail, CAVEATS_SOURCE))
+    return notes

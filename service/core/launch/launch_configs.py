@@ -1,0 +1,87 @@
+"""The launch configs that apply to a plan, keyed by tool.
+
+Training, by the plan's stack (``planning/stacks.py``), the stack's own config first:
+- DeepSpeed: ``deepspeed`` (ds_config.json), ``accelerate`` (its DeepSpeed launch) and
+  ``torchrun`` (the script with TrainingArguments flags);
+- Hugging Face Trainer / accelerate: ``accelerate`` (FSDP2, DDP or DeepSpeed by the layout),
+  ``deepspeed`` when the layout runs through it, ``torchrun`` for data parallelism alone;
+- Megatron-LM: ``megatron`` (pretrain_gpt.py arguments) and ``torchrun``;
+- FSDP2: ``accelerate``, and ``torchtitan`` with its ``torchrun`` line for the models torchtitan
+  ships.
+Serving: ``vllm`` and ``sglang`` (those that load the stated formats), unless the request named
+Hugging Face ``generate``. Nothing for a plan that does not fit.
+"""
+
+from __future__ import annotations
+
+from service.core.job.resolve import ResolvedJob
+from service.core.launch.accelerate_config import accelerate_config, uses_deepspeed
+from service.core.launch.deepspeed_config import deepspeed_config
+from service.core.launch.launch_shape import SCRIPT, LaunchShape, launch_shape, model_ref
+from service.core.launch.launch_types import LaunchConfig
+from service.core.launch.megatron_args import SCRIPT as MEGATRON_SCRIPT
+from service.core.launch.megatron_args import megatron_args, megatron_config
+from service.core.launch.serving_commands import sglang_config, vllm_config
+from service.core.launch.torchrun_line import torchrun_config
+from service.core.launch.torchtitan_toml import FILENAME as TORCHTITAN_FILE
+from service.core.launch.torchtitan_toml import torchtitan_config
+from service.core.launch.training_arguments import as_flags, training_arguments
+from service.core.planning.plan_types import Layout, Plan
+
+
+def launch_configs(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]:
+    if not plan.fits:
+        return {}
+    if plan.task == "infer":
+        return _serving(resolved, plan)
+    if plan.layout is None:
+        return {}
+    return _training(resolved, plan.layout, plan.stack)
+
+
+def _serving(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]:
+    if plan.serving is None or plan.stack == "hf":
+        return {}
+    ref = model_ref(resolved)
+    found = {"vllm": vllm_config(resolved, plan.serving, ref),
+             "sglang": sglang_config(resolved, plan.serving, ref)}
+    order = ("sglang", "vllm") if plan.stack == "sglang" else ("vllm", "sglang")
+    return {tool: found[tool] for tool in order if found[tool] is not None}  # type: ignore[misc]
+
+
+def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, LaunchConfig]:
+    job = resolved.job
+    shape = launch_shape(layout, job.precision)
+    ref = model_ref(resolved)
+    out: dict[str, LaunchConfig] = {}
+    if stack == "megatron":
+        out["megatron"] = megatron_config(job, layout, shape, ref)
+        out["torchrun"] = torchrun_config(
+            shape, [MEGATRON_SCRIPT, *megatron_args(job, layout, shape, ref)],
+            ("pretrain_gpt.py is Megatron-LM's; add your data and learning-rate arguments",))
+        return out
+    deepspeed = uses_deepspeed(layout, stack)
+    titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" else None
+    if stack == "deepspeed":  # the stack's own config first: the bot posts the first
+        out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
+    if titan is not None:
+        out["torchtitan"] = titan
+    out["accelerate"] = accelerate_config(job, layout, shape, stack)
+    if deepspeed and "deepspeed" not in out:
+        out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
+    if titan is not None:
+        out["torchrun"] = torchrun_config(
+            shape, ["-m", "torchtitan.train", "--job.config_file", TORCHTITAN_FILE],
+            ("torchtitan 0.2.2 (pip install torchtitan==0.2.2)",))
+    elif deepspeed or (layout.zero_stage == 0 and layout.tp * layout.cp == 1):
+        out["torchrun"] = _trainer_torchrun(resolved, layout, shape, deepspeed)
+    return out
+
+
+def _trainer_torchrun(resolved: ResolvedJob, layout: Layout, shape: LaunchShape,
+                      deepspeed: bool) -> LaunchConfig:
+    args = training_arguments(resolved.job, layout, shape,
+                              deepspeed_file="ds_config.json" if deepspeed else "")
+    return torchrun_config(shape, [SCRIPT, *as_flags(args)],
+                           (f"{SCRIPT} is your script; it reads the TrainingArguments flags "
+                            "with HfArgumentParser",))

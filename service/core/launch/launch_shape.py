@@ -1,0 +1,85 @@
+"""What every launch config of a training plan shares: processes, batch arithmetic, precision,
+the model's name, and how a command line is written."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from service.core.job.resolve import ResolvedJob
+from service.core.model.presets import lookup_preset
+from service.core.planning.plan_types import Layout
+
+SCRIPT = "train.py"  # the user's training script; every config says so in its notes
+PRECISION_WORDS = {"bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16", "fp16": "fp16",
+                   "fp32": "fp32", "fp8": "fp8"}
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchShape:
+    """Processes and batches of one training layout; micro x accumulation x dp = global."""
+
+    gpus: int
+    nodes: int
+    per_node: int  # processes on each node
+    micro_batch: int
+    accumulation: int
+    dp: int
+    global_batch: int
+    precision: str  # bf16 | fp16 | fp32 | fp8
+
+    def __post_init__(self) -> None:
+        if self.micro_batch * self.accumulation * self.dp != self.global_batch:
+            raise ValueError(f"batch arithmetic: {self.micro_batch} x {self.accumulation} x "
+                             f"{self.dp} != {self.global_batch}")
+
+
+def launch_shape(layout: Layout, precision: str) -> LaunchShape:
+    nodes = max(1, layout.nodes)
+    return LaunchShape(layout.gpus, nodes, layout.gpus // nodes, layout.micro_batch,
+                       layout.grad_accum, layout.dp, layout.global_batch,
+                       PRECISION_WORDS.get(precision, "bf16"))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """What the configs call the model: its Hugging Face repo for a preset, else its name."""
+
+    path: str
+    known: bool  # a preset with a Hugging Face repo
+
+
+def model_ref(resolved: ResolvedJob) -> ModelRef:
+    preset = lookup_preset(resolved.job.model_id)
+    if preset is not None and preset.hf_repo:
+        return ModelRef(preset.hf_repo, True)
+    return ModelRef(resolved.job.model_id, False)
+
+
+def model_note(ref: ModelRef) -> tuple[str, ...]:
+    if ref.known:
+        return ()
+    return (f"'{ref.path}' is fitcheck's name for the model: use its checkpoint's path or "
+            "Hugging Face repo",)
+
+
+def shell_line(head: Sequence[str], *sections: Sequence[str]) -> str:
+    """The command for a POSIX shell: ``head`` on the first line, then each section's options
+    one per line with their values (a word that is not an option stays on its option's line)."""
+    lines = [" ".join(_quote(w) for w in head)]
+    for section in sections:
+        start = len(lines)
+        for word in section:
+            if word.startswith("-") or len(lines) == start:
+                lines.append(_quote(word))
+            else:
+                lines[-1] += " " + _quote(word)
+    return " \\\n  ".join(lines)
+
+
+def _quote(word: str) -> str:
+    """Quoted for the shell, except a leading $VARIABLE the user's environment provides."""
+    if word.startswith("$") and word[1:].split(":")[0].replace("_", "").isalnum():
+        return word
+    return shlex.quote(word)

@@ -1,0 +1,119 @@
+"""Megatron-LM's ``pretrain_gpt.py`` arguments for a plan (flag names of megatron-core 0.19
+``megatron/training/arguments.py``; allow_abbrev is off, so exact spellings only).
+
+Parallelism, recompute, batches and sequence length come from the plan; the model's shape from
+the architecture, so the line builds the same model fitcheck counted. Data, tokenizer
+and learning-rate arguments stay the user's."""
+
+from __future__ import annotations
+
+from service.core.job.spec import Job
+from service.core.launch.launch_shape import LaunchShape, ModelRef, model_note, shell_line
+from service.core.launch.launch_types import LaunchConfig
+from service.core.model.architecture import Architecture
+from service.core.planning.plan_types import Layout
+
+SCRIPT = "pretrain_gpt.py"
+# ZeRO stage -> Megatron-FSDP's data-parallel sharding strategy
+FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
+
+
+def parallel_args(layout: Layout, job: Job) -> list[str]:
+    args = ["--tensor-model-parallel-size", str(layout.tp),
+            "--pipeline-model-parallel-size", str(layout.pp),
+            "--context-parallel-size", str(layout.cp)]
+    if layout.ep > 1:
+        args += ["--expert-model-parallel-size", str(layout.ep)]
+    if layout.sequence_parallel and layout.tp > 1:
+        args.append("--sequence-parallel")
+    virtual = job.parallel.virtual_stages
+    if layout.pp > 1 and virtual > 1:
+        args += ["--num-layers-per-virtual-pipeline-stage",
+                 str(job.arch.layers // (layout.pp * virtual))]
+    elif layout.pp > 1 and job.arch.layers % layout.pp:
+        # uneven stages as the planner counted them: ceil(L / pp) layers, the rest on the last
+        per_stage = -(-job.arch.layers // layout.pp)
+        args += ["--decoder-first-pipeline-num-layers", str(per_stage),
+                 "--decoder-last-pipeline-num-layers",
+                 str(job.arch.layers - (layout.pp - 1) * per_stage)]
+    if layout.zero_stage == 1:
+        args.append("--use-distributed-optimizer")
+    elif layout.zero_stage >= 2:
+        args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy",
+                 FSDP_SHARDING[layout.zero_stage]]
+    if layout.recompute == "full":
+        args += ["--recompute-granularity", "full", "--recompute-method", "uniform",
+                 "--recompute-num-layers", "1"]
+    elif layout.recompute == "selective":
+        args += ["--recompute-granularity", "selective"]
+    return args
+
+
+def model_args(arch: Architecture, seq_len: int) -> list[str]:
+    args = ["--num-layers", str(arch.layers), "--hidden-size", str(arch.hidden),
+            "--ffn-hidden-size", str(arch.ffn), "--num-attention-heads", str(arch.heads),
+            "--seq-length", str(seq_len), "--max-position-embeddings", str(seq_len),
+            "--normalization", "RMSNorm" if arch.norm == "rmsnorm" else "LayerNorm"]
+    kv = arch.kv_heads_resolved
+    if kv != arch.heads:
+        args += ["--group-query-attention", "--num-query-groups", str(kv)]
+    if arch.head_dim and arch.head_dim * arch.heads != arch.hidden:
+        args += ["--kv-channels", str(arch.head_dim)]
+    if arch.mlp == "gated":
+        args.append("--swiglu")
+    args += ["--position-embedding-type",
+             "rope" if arch.positions == "rotary" else "learned_absolute"]
+    if not arch.tied_embeddings:
+        args.append("--untie-embeddings-and-output-weights")
+    if not (arch.attn_out_bias or arch.mlp_bias):
+        args.append("--disable-bias-linear")
+    if arch.attn_bias:
+        args.append("--add-qkv-bias")
+    if arch.qk_norm:
+        args.append("--qk-layernorm")
+    if arch.mla is not None:
+        mla = arch.mla
+        args += ["--multi-latent-attention", "--kv-lora-rank", str(mla.kv_lora_rank),
+                 "--qk-head-dim", str(mla.qk_nope_head_dim),
+                 "--qk-pos-emb-head-dim", str(mla.qk_rope_head_dim),
+                 "--v-head-dim", str(mla.v_head_dim)]
+        if mla.q_lora_rank:
+            args += ["--q-lora-rank", str(mla.q_lora_rank)]
+    if arch.moe is not None:
+        moe = arch.moe
+        args += ["--num-experts", str(moe.experts), "--moe-router-topk",
+                 str(moe.experts_per_token), "--moe-ffn-hidden-size", str(moe.expert_ffn),
+                 "--moe-grouped-gemm"]
+        if moe.shared_experts:
+            width = (moe.shared_expert_ffn or moe.expert_ffn) * moe.shared_experts
+            args += ["--moe-shared-expert-intermediate-size", str(width)]
+    return args
+
+
+def megatron_args(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef) -> list[str]:
+    """The arguments after ``pretrain_gpt.py``."""
+    precision = {"bf16": ["--bf16"], "fp8": ["--bf16"], "fp16": ["--fp16"]}.get(
+        shape.precision, [])
+    return [*parallel_args(layout, job),
+            "--micro-batch-size", str(shape.micro_batch),
+            "--global-batch-size", str(shape.global_batch),
+            *model_args(job.arch, job.seq_len), *precision,
+            "--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", ref.path]
+
+
+def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef) -> LaunchConfig:
+    args = megatron_args(job, layout, shape, ref)
+    argv = [SCRIPT, *args]
+    notes = ["add your data (--data-path), --train-iters and learning-rate arguments",
+             "run it with the torchrun line below, on every node", *model_note(ref)]
+    arch = job.arch
+    if arch.linear_attention is not None or arch.vision is not None:
+        notes.append("the arguments describe the decoder's attention layers only: "
+                     "linear-attention and vision parts need Megatron's model specs")
+    if arch.moe is not None and (arch.moe.dense_layers or arch.moe.layer_step > 1):
+        notes.append("set --moe-layer-freq for the dense layers of this model")
+    if shape.precision == "fp8":
+        notes.append("fp8 training: add --fp8-format hybrid (Transformer Engine)")
+    return LaunchConfig("megatron", "Megatron-LM arguments", "shell", None,
+                        shell_line([SCRIPT], args),
+                        None, tuple(argv), tuple(notes))

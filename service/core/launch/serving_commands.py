@@ -1,0 +1,83 @@
+"""The serving command lines of a plan: ``vllm serve`` (vLLM 0.33 ``make_arg_parser``) and
+``python -m sglang.launch_server`` (SGLang 0.5.23 ``ServerArgs.add_cli_args``).
+
+Both take the plan's tensor and pipeline split, the context, the concurrent sequences, the
+memory fraction the plan budgeted, and the weight and KV-cache formats the request stated (a
+model's native checkpoint format is read from its config, so no flag)."""
+
+from __future__ import annotations
+
+from service.core.job.resolve import ResolvedJob
+from service.core.launch.launch_shape import ModelRef, model_note, shell_line
+from service.core.launch.launch_types import LaunchConfig
+from service.core.planning.plan_types import ServingFit
+
+# fitcheck quantization / KV dtype -> each server's value (absent: the server cannot load it)
+VLLM_QUANT = {"fp8": "fp8", "fp8-block": "fp8_per_block", "awq": "awq", "gptq": "gptq",
+              "gptq-8bit": "gptq", "int4": "awq", "mxfp4": "mxfp4"}
+SGLANG_QUANT = {"fp8": "fp8", "fp8-block": "fp8", "awq": "awq", "gptq": "gptq",
+                "gptq-8bit": "gptq", "int4": "awq", "int8": "w8a8_int8", "nf4": "bitsandbytes",
+                "mxfp4": "mxfp4", **{f"gguf-{level}": "gguf" for level in (
+                    "q8_0", "q6_k", "q5_k_m", "q5_0", "q4_k_m", "q4_0", "q3_k_m", "q2_k")}}
+VLLM_KV = {"fp8": "fp8", "bf16": "bfloat16", "fp16": "float16", "int8": "int8_per_token_head",
+           "int4": "int4_per_token_head"}
+SGLANG_KV = {"fp8": "fp8_e4m3", "bf16": "bf16"}
+CHECKPOINT_NOTE = {"awq": "an AWQ checkpoint of the model", "gptq": "a GPTQ checkpoint",
+                   "gptq-8bit": "an 8-bit GPTQ checkpoint", "int4": "an AWQ checkpoint",
+                   "gguf": "the GGUF file"}
+
+
+def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
+             ) -> tuple[list[str], list[str]] | None:
+    """(the quantization and KV flags' values as [name, value], notes), or None when the
+    server cannot load the stated format."""
+    job, out, notes = resolved.job, [], []
+    if resolved.pinned("quantization") and job.quantization not in ("none", "bf16", "fp16"):
+        if job.quantization not in quant:
+            return None
+        out += ["--quantization", quant[job.quantization]]
+        family = job.quantization.split("-")[0]
+        if job.quantization in CHECKPOINT_NOTE or family in CHECKPOINT_NOTE:
+            notes.append("load " + CHECKPOINT_NOTE.get(job.quantization, CHECKPOINT_NOTE[family])
+                         + " (its Hugging Face repo or path) in place of the 16-bit one")
+    if job.kv_cache_dtype not in ("auto",):
+        if job.kv_cache_dtype not in kv:
+            return None
+        out += ["--kv-cache-dtype", kv[job.kv_cache_dtype]]
+    return out, notes
+
+
+def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
+    formats = _formats(resolved, VLLM_QUANT, VLLM_KV)
+    if formats is None:
+        return None
+    head = ["vllm", "serve", ref.path]
+    options = ["--tensor-parallel-size", str(fit.tp)]
+    if fit.pp > 1:
+        options += ["--pipeline-parallel-size", str(fit.pp)]
+    options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(fit.sequences),
+                "--gpu-memory-utilization", f"{fit.memory_fraction:.2f}", *formats[0]]
+    notes = [*formats[1], *model_note(ref)]
+    if fit.nodes > 1:
+        notes.append("across nodes vLLM runs on a Ray cluster: start Ray on every node first")
+    return LaunchConfig("vllm", "vLLM server", "shell", None, shell_line(head, options), None,
+                        (*head, *options), tuple(notes))
+
+
+def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
+    formats = _formats(resolved, SGLANG_QUANT, SGLANG_KV)
+    if formats is None:
+        return None
+    head = ["python", "-m", "sglang.launch_server"]
+    options = ["--model-path", ref.path, "--tp-size", str(fit.tp)]
+    if fit.pp > 1:
+        options += ["--pp-size", str(fit.pp)]
+    options += ["--context-length", str(fit.context), "--max-running-requests",
+                str(fit.sequences), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
+                *formats[0]]
+    notes = [*formats[1], *model_note(ref)]
+    if fit.nodes > 1:
+        notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "
+                     "--dist-init-addr on each")
+    return LaunchConfig("sglang", "SGLang server", "shell", None, shell_line(head, options),
+                        None, (*head, *options), tuple(notes))

@@ -1,0 +1,115 @@
+"""When a job does not fit, the fixes come out as an engineer would give them: knobs on the same
+GPUs first, then more of them, then the team's other GPU types; each with what it costs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from ask_support import ask
+from engine_support import plan_of
+
+from service.answers import compute_answer
+from service.core.hardware.fleet import default_fleet_ids, fleet_gpus
+from service.core.hardware.gpus import find_gpu
+from service.core.job.request import EstimateRequest
+from service.core.planning.plan_types import Fix, Plan
+from service.settings import Settings
+
+R = EstimateRequest
+
+
+def fixes(plan: Plan) -> list[Fix]:
+    return [f for f in (plan.fix, *plan.other_fixes) if f is not None]
+
+
+def test_lora_on_one_a10g_keeps_the_batch_with_accumulation_before_anything_else() -> None:
+    # "llama-3.1-8b LoRA on 1 A10G, seq 8192, batch 8, grad ckpt"
+    plan = plan_of(R(model="llama-3.1-8b", task="finetune", finetune_method="lora",
+                     seq_len=8192, micro_batch=8, recompute="full", gpu="a10g-24gb",
+                     gpu_count=1))
+    assert not plan.fits and plan.fix is not None
+    assert plan.fix.kind == "knob" and plan.fix.gpu_id == "a10g-24gb"
+    assert plan.fix.change.startswith("micro-batch 1 with accumulation (global batch 8 kept)")
+    assert "QLoRA" in plan.fix.change or "chunked loss" in plan.fix.change
+    assert plan.fix.changes["micro_batch"] == 1 and plan.fix.changes["global_batch"] == 8
+    assert "step time" in plan.fix.note
+    assert all(find_gpu(f.gpu_id).vendor == "nvidia" for f in fixes(plan))
+
+
+def test_qlora_of_a_70b_on_one_3090_goes_to_more_3090s_or_an_80gb_card() -> None:
+    plan = plan_of(R(model="llama-3.1-70b", task="finetune", finetune_method="qlora",
+                     seq_len=2048, gpu="rtx3090-24gb", gpu_count=1))
+    found = fixes(plan)
+    assert found[0].kind == "more_gpus" and found[0].gpu_id == "rtx3090-24gb"
+    assert found[0].gpus <= 4  # FSDP-QLoRA shards the 4-bit base
+    others = [f for f in found if f.kind == "other_gpu"]
+    assert others and find_gpu(others[0].gpu_id).memory_bytes_as_sold >= 80 * 2**30
+    assert not any(f.gpu_id.startswith(("gh200", "mi")) for f in found)
+
+
+def test_a_32b_full_fine_tune_on_4_a100s_offloads_or_adds_a100s() -> None:
+    plan = plan_of(R(model="qwen2.5-32b", task="finetune", zero_stage=3, seq_len=4096,
+                     gpu="a100-40gb", gpu_count=4))
+    found = fixes(plan)
+    assert any("offload" in f.change for f in found)
+    assert any(f.kind == "more_gpus" and f.gpu_id == "a100-40gb" for f in found)
+    assert not any(f.gpu_id.startswith("mi") for f in found)
+    offload = next(f for f in found if "offload" in f.change)
+    assert "CPU memory per GPU" in offload.note and "step time x" in offload.note
+
+
+def test_serving_that_falls_short_gets_quantization_kv_concurrency_or_context() -> None:
+    plan = plan_of(R(model="qwen2.5-32b", task="infer", seq_len=8192, concurrent=16,
+                     gpu="rtx4090-24gb", gpu_count=2))
+    found = fixes(plan)
+    assert [f.kind for f in found] == ["serving"] * 3
+    assert "AWQ int4 weights" in found[0].change and "fp8 KV cache" in found[0].change
+    assert found[0].changes == {"quantization": "awq", "kv_cache_dtype": "fp8"}
+    assert "sequences at once instead of 16" in found[1].change
+    assert "1 point lower" in found[0].note and "queue" in found[1].note
+
+
+def test_bitsandbytes_qlora_on_two_a100s_is_data_parallel() -> None:
+    plan = plan_of(R(model="llama-3.1-70b", task="finetune", finetune_method="qlora",
+                     seq_len=4096, gpu="a100-80gb", gpu_count=2))
+    assert plan.fits and plan.layout is not None and plan.layout.tp == 1
+    assert plan.stack == "hf"
+
+
+def test_the_fix_and_the_next_two_are_said_in_chat() -> None:
+    reply = ask("llama-3.1-8b LoRA on 1 A10G, seq 8192, batch 8, grad ckpt").reply
+    assert "Fix: micro-batch 1 with accumulation" in reply
+    reply = ask("serve qwen2.5 32b on 2x rtx 4090, 16 users 8k context").reply
+    assert reply.count("  or: ") == 2 and "AWQ" in reply
+
+
+def test_other_gpu_types_come_only_from_the_fleet() -> None:
+    request = R(model="llama-3.1-70b", task="finetune", finetune_method="qlora", seq_len=2048,
+                gpu="rtx3090-24gb", gpu_count=1)
+    default = compute_answer(request).answer.planner
+    assert default is not None
+    moved = [f.gpu for f in (default.fix, *default.other_fixes) if f and f.kind == "other_gpu"]
+    assert set(moved) <= set(default_fleet_ids())
+    team = fleet_gpus(("rtx3090-24gb", "l40s-48gb", "mi300x-192gb"))
+    mine = compute_answer(request, fleet=team).answer.planner
+    assert mine is not None
+    moved = [f.gpu for f in (mine.fix, *mine.other_fixes) if f and f.kind == "other_gpu"]
+    assert moved and set(moved) <= {"l40s-48gb", "mi300x-192gb"}
+
+
+def test_fleet_setting_reads_ids_and_refuses_unknown_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FITCHECK_FLEET", "h100-80gb, A100-80GB")
+    assert Settings().fleet == ("h100-80gb", "a100-80gb")
+    monkeypatch.setenv("FITCHECK_FLEET", "h100-80gb,h900")
+    with pytest.raises(ValueError, match="h900"):
+        Settings()
+
+
+def test_no_fix_when_it_fits_and_every_fix_fits_its_budget() -> None:
+    base = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb")
+    assert plan_of(replace(base, gpu_count=16)).fix is None
+    short = plan_of(replace(base, gpu_count=8))
+    for fix in fixes(short):
+        if fix.total_bytes is not None and fix.kind == "knob":
+            assert fix.total_bytes <= short.budget_bytes

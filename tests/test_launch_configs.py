@@ -1,0 +1,227 @@
+"""Every plan comes with launch configs that agree with it, and every key and flag in them is one
+the tool itself defines (tests/data/launch_tools, taken from the tools' source)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import yaml
+from engine_support import plan_of
+from launch_tools import (
+    check_accelerate_launch,
+    check_accelerate_yaml,
+    check_deepspeed,
+    check_megatron,
+    check_sglang,
+    check_torchrun,
+    check_torchtitan,
+    check_vllm,
+    tool,
+)
+
+from service.answers import compute_answer
+from service.core.job.request import EstimateRequest
+from service.core.launch.launch_types import LaunchConfig
+from service.core.planning.plan_types import Plan
+
+R = EstimateRequest
+TRAINING = {
+    "deepspeed zero-3": R(model="llama-3.1-8b", seq_len=4096, zero_stage=3, gpu="a100-40gb"),
+    "deepspeed offload": R(model="qwen2.5-32b", seq_len=4096, zero_stage=3, gpu="a100-40gb",
+                           gpu_count=4, offload="optimizer"),
+    "zero-infinity": R(model="qwen2.5-32b", seq_len=4096, gpu="a100-40gb", gpu_count=4,
+                       offload="optimizer_and_params", zero_stage=3),
+    "megatron 70b": R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb"),
+    "megatron 405b pp": R(model="llama-3.1-405b", seq_len=8192, global_batch=2048,
+                          gpu="h100-80gb"),
+    "megatron interleaved": R(model="llama-3.1-70b", seq_len=4096, global_batch=256,
+                              gpu="h100-80gb", gpu_count=32, framework="megatron", pp=4,
+                              pp_schedule="interleaved", virtual_stages=2),
+    "megatron moe": R(model="mixtral-8x22b", seq_len=4096, global_batch=512, gpu="h100-80gb"),
+    "megatron mla": R(model="deepseek-v2-lite", seq_len=4096, global_batch=256,
+                      gpu="h100-80gb", framework="megatron"),
+    "fsdp torchtitan": R(model="llama-3.1-70b", seq_len=8192, global_batch=512,
+                         gpu="h100-80gb", gpu_count=32, framework="fsdp", zero_stage=3),
+    "fsdp accelerate tp": R(model="qwen2.5-32b", seq_len=8192, global_batch=64,
+                            gpu="h100-80gb", gpu_count=16, framework="fsdp", tp=2,
+                            zero_stage=3),
+    "trainer ddp": R(model="qwen2.5-0.5b", seq_len=2048, global_batch=64, gpu="h100-80gb",
+                     gpu_count=8, framework="hf", zero_stage=0),
+    "lora": R(model="llama-3.1-8b", task="finetune", finetune_method="lora", seq_len=2048,
+              gpu="l40s-48gb", gpu_count=1),
+    "fsdp-qlora": R(model="llama-3.1-70b", task="finetune", finetune_method="qlora",
+                    seq_len=2048, gpu="rtx3090-24gb"),
+    "fp16 chunked loss": R(model="llama-3.1-8b", task="finetune", seq_len=8192,
+                           precision="fp16_mixed", chunked_loss=True, gpu="h100-80gb",
+                           gpu_count=8, framework="deepspeed", zero_stage=2,
+                           global_batch=64),
+}
+SERVING = {
+    "vllm 70b": R(model="llama-3.1-70b", task="infer", seq_len=32768, concurrent=40,
+                  gpu="h100-80gb"),
+    "vllm fp8 kv": R(model="llama-3.1-8b", task="infer", seq_len=8192, concurrent=64,
+                     kv_cache_dtype="fp8", gpu="l4-24gb"),
+    "awq": R(model="qwen2.5-72b", task="infer", seq_len=32768, concurrent=32,
+             quantization="awq", gpu="rtx4090-24gb"),
+    "sglang": R(model="qwen2.5-32b", task="infer", seq_len=16384, concurrent=16,
+                framework="sglang", gpu="a100-80gb"),
+    "405b across nodes": R(model="llama-3.1-405b", task="infer", seq_len=8192, concurrent=8,
+                           gpu="a100-80gb"),
+    "native fp8 deepseek": R(model="deepseek-v3", task="infer", seq_len=8192, concurrent=16,
+                             gpu="h200-141gb"),
+}
+
+
+def launch_of(request: EstimateRequest) -> tuple[Plan, dict[str, LaunchConfig]]:
+    plan = plan_of(request)
+    return plan, compute_answer(request).answer.launch
+
+
+def check(config: LaunchConfig) -> list[str]:
+    """Every problem the tool's own definitions find in one launch config."""
+    argv = list(config.argv)
+    if config.tool == "deepspeed":
+        assert config.config is not None
+        return check_deepspeed(config.config)
+    if config.tool == "accelerate":
+        assert config.config is not None
+        return check_accelerate_yaml(yaml.safe_load(config.text)) + \
+            check_accelerate_launch(argv)
+    if config.tool == "torchtitan":
+        return check_torchtitan(tomllib.loads(config.text))
+    checks = {"torchrun": check_torchrun, "megatron": lambda a: check_megatron(a[1:]),
+              "vllm": check_vllm, "sglang": check_sglang}
+    return checks[config.tool](argv)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING))
+def test_training_configs_use_only_what_the_tools_define(name: str) -> None:
+    plan, launch = launch_of(TRAINING[name])
+    assert plan.fits, plan.why
+    assert launch, f"{name}: no launch config for a plan that fits"
+    for config in launch.values():
+        assert check(config) == [], f"{name} / {config.tool}:\n{config.text}\n{config.command}"
+
+
+@pytest.mark.parametrize("name", sorted(SERVING))
+def test_serving_commands_use_only_what_the_servers_define(name: str) -> None:
+    plan, launch = launch_of(SERVING[name])
+    assert plan.fits
+    assert "vllm" in launch or "sglang" in launch
+    for config in launch.values():
+        assert check(config) == [], f"{name} / {config.tool}: {config.text}"
+
+
+def _value(argv: tuple[str, ...], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING))
+def test_the_batch_arithmetic_adds_up_in_every_config(name: str) -> None:
+    plan, launch = launch_of(TRAINING[name])
+    lay = plan.layout
+    assert lay is not None
+    assert lay.micro_batch * lay.grad_accum * lay.dp == lay.global_batch
+    if "deepspeed" in launch:
+        ds: dict[str, Any] = launch["deepspeed"].config or {}
+        assert ds["train_batch_size"] == ds["train_micro_batch_size_per_gpu"] * \
+            ds["gradient_accumulation_steps"] * lay.dp == lay.global_batch
+        assert ds["zero_optimization"]["stage"] == lay.zero_stage
+    if "megatron" in launch:
+        argv = launch["megatron"].argv
+        sizes = [int(_value(argv, f"--{k}-parallel-size") or 1)
+                 for k in ("tensor-model", "pipeline-model", "context")]
+        assert sizes == [lay.tp, lay.pp, lay.cp]
+        assert int(_value(argv, "--micro-batch-size") or 0) == lay.micro_batch
+        assert int(_value(argv, "--global-batch-size") or 0) == lay.global_batch
+    if "torchtitan" in launch:
+        toml = tomllib.loads(launch["torchtitan"].text)
+        par, train = toml["parallelism"], toml["training"]
+        dp = par["data_parallel_shard_degree"] * par["data_parallel_replicate_degree"]
+        assert dp * par["tensor_parallel_degree"] * par["context_parallel_degree"] == lay.gpus
+        assert train["global_batch_size"] % (train["local_batch_size"] * dp) == 0
+        assert train["global_batch_size"] == lay.global_batch
+    for key in ("accelerate", "torchrun"):
+        if key in launch and "train.py" in launch[key].argv:
+            argv = launch[key].argv
+            micro = int(_value(argv, "--per_device_train_batch_size") or 0)
+            accum = int(_value(argv, "--gradient_accumulation_steps") or 0)
+            assert micro * accum * lay.dp == lay.global_batch
+    if "accelerate" in launch:
+        config = yaml.safe_load(launch["accelerate"].text)
+        assert config["num_processes"] == lay.gpus and config["num_machines"] == lay.nodes
+
+
+@pytest.mark.parametrize("name", sorted(SERVING))
+def test_serving_commands_agree_with_the_plan(name: str) -> None:
+    plan, launch = launch_of(SERVING[name])
+    fit = plan.serving
+    assert fit is not None
+    if "vllm" in launch:
+        argv = launch["vllm"].argv
+        assert int(_value(argv, "--tensor-parallel-size") or 0) == fit.tp
+        assert int(_value(argv, "--pipeline-parallel-size") or 1) == fit.pp
+        assert int(_value(argv, "--max-model-len") or 0) == fit.context
+        assert int(_value(argv, "--max-num-seqs") or 0) == fit.sequences
+    if "sglang" in launch:
+        argv = launch["sglang"].argv
+        assert int(_value(argv, "--tp-size") or 0) == fit.tp
+        assert int(_value(argv, "--context-length") or 0) == fit.context
+
+
+def test_each_stack_gets_its_own_configs() -> None:
+    assert set(launch_of(TRAINING["deepspeed zero-3"])[1]) == {"deepspeed", "accelerate",
+                                                                "torchrun"}
+    assert set(launch_of(TRAINING["megatron 405b pp"])[1]) == {"megatron", "torchrun"}
+    assert set(launch_of(TRAINING["fsdp torchtitan"])[1]) == {"accelerate", "torchtitan",
+                                                              "torchrun"}
+    # Qwen2.5 is not one of torchtitan's models: accelerate's FSDP2 + TP only
+    assert set(launch_of(TRAINING["fsdp accelerate tp"])[1]) == {"accelerate"}
+    assert next(iter(launch_of(SERVING["sglang"])[1])) == "sglang"
+
+
+def test_offload_reaches_the_deepspeed_config() -> None:
+    _, launch = launch_of(TRAINING["zero-infinity"])
+    zero = (launch["deepspeed"].config or {})["zero_optimization"]
+    assert zero["offload_optimizer"]["device"] == zero["offload_param"]["device"] == "cpu"
+    assert (launch["deepspeed"].config or {})["optimizer"]["type"] == "AdamW"
+
+
+def test_fsdp_qlora_is_planned_without_tensor_parallelism() -> None:
+    plan, launch = launch_of(TRAINING["fsdp-qlora"])
+    assert plan.layout is not None and plan.layout.tp == 1 and plan.layout.zero_stage == 3
+    assert plan.stack == "hf"
+    config = yaml.safe_load(launch["accelerate"].text)
+    assert config["distributed_type"] == "FSDP"
+
+
+def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
+    request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
+                gpu_count=8)
+    assert compute_answer(request).answer.launch == {}
+
+
+def test_the_checks_catch_a_misspelled_key_and_flag() -> None:
+    _, launch = launch_of(TRAINING["deepspeed zero-3"])
+    ds = launch["deepspeed"]
+    bad = dict(ds.config or {}, zero_optimisation={"stage": 3})
+    assert check_deepspeed(bad) == ["ds_config.zero_optimisation: unknown key"]
+    wrong_stage = dict(ds.config or {}, zero_optimization={"stage": 4})
+    assert check_deepspeed(wrong_stage)
+    torchrun = launch["torchrun"]
+    assert check(replace(torchrun, argv=tuple(a.replace("--nproc-per-node", "--nprocs")
+                                              for a in torchrun.argv)))
+    _, serving = launch_of(SERVING["vllm 70b"])
+    vllm = serving["vllm"]
+    assert check(replace(vllm, argv=(*vllm.argv, "--tp", "4")))
+    assert check(replace(vllm, argv=(*vllm.argv, "--kv-cache-dtype", "fp9")))
+
+
+def test_the_tool_definitions_say_where_they_come_from() -> None:
+    for name in ("deepspeed", "accelerate", "torchrun", "megatron_lm", "torchtitan", "vllm",
+                 "sglang", "transformers_training_arguments"):
+        data = tool(name)
+        assert data["version"] and data["source"] and data["extracted"]

@@ -1,0 +1,63 @@
+"""No plan uses what its stack cannot run, over a grid of jobs people ask for."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from engine_support import plan_of
+
+from service.core.job.request import EstimateRequest
+from service.core.planning.plan_types import Plan
+from service.core.planning.stacks import STACKS, torchtitan_models
+
+MODELS = ("llama-3.1-8b", "qwen2.5-32b", "llama-3.1-70b", "mixtral-8x7b", "qwen3-30b-a3b")
+GPUS = ("a100-40gb", "h100-80gb", "l40s-48gb")
+SHAPES = (
+    {},
+    {"framework": "deepspeed"},
+    {"framework": "megatron"},
+    {"framework": "fsdp"},
+    {"framework": "hf"},
+    {"zero_stage": 3},
+    {"task": "finetune", "finetune_method": "lora"},
+    {"task": "finetune", "finetune_method": "qlora"},
+)
+GRID = [(m, g, s) for m, g, s in itertools.product(MODELS, GPUS, SHAPES)]
+
+
+def violations(plan: Plan, finetune_method: str) -> list[str]:
+    lay = plan.layout
+    if lay is None or not plan.fits:
+        return []
+    stack = STACKS[plan.stack]
+    out: list[str] = []
+    if (lay.tp > 1 and not stack.tp) or (lay.pp > 1 and not stack.pp) or (lay.cp > 1 and not stack.cp):
+        out.append(f"{stack.name} cannot run {lay.shape()}")
+    if lay.zero_stage not in stack.zero_stages:
+        out.append(f"{stack.name} has no ZeRO-{lay.zero_stage}")
+    if lay.offload != "none" and not stack.offload:
+        out.append(f"{stack.name} cannot offload")
+    if lay.recompute == "selective" and not (stack.selective_recompute and (
+            stack.id != "fsdp" or plan.model_id in torchtitan_models())):
+        out.append(f"{stack.name} has no selective recompute")
+    if finetune_method != "full":
+        if not stack.adapters:
+            out.append(f"{stack.name} runs no LoRA")
+        if lay.tp * lay.pp * lay.cp > 1:
+            out.append("adapters with model parallelism (bitsandbytes 4-bit has no TP)")
+    return out
+
+
+@pytest.mark.parametrize(("model", "gpu", "shape"), GRID,
+                         ids=[f"{m}-{g}-{'-'.join(map(str, s.values())) or 'plain'}"
+                              for m, g, s in GRID])
+def test_no_plan_uses_what_its_stack_cannot_run(model: str, gpu: str,
+                                                shape: dict[str, object]) -> None:
+    request = EstimateRequest(model=model, gpu=gpu, seq_len=4096, global_batch=256,
+                              **shape)  # type: ignore[arg-type]
+    plan = plan_of(request)
+    assert plan.stack in STACKS or not plan.fits
+    assert violations(plan, str(shape.get("finetune_method", "full"))) == []
+    if "framework" in shape and plan.fits:
+        assert plan.stack == shape["framework"]
