@@ -6,6 +6,7 @@ phase drops the optimizer state), these tests name the layout."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.activations import activation_breakdown, activations_component
-from service.core.memory.training_memory import training_estimate
+from service.core.memory.training_memory import training_estimate, training_total
 from service.core.memory.training_phases import step_states
 from service.core.planning.layout_totals import LayoutTotals
 from service.core.planning.layouts import knob_layouts, structures
@@ -53,3 +54,16 @@ def test_bounds_and_shared_states_are_exact(fields: dict[str, Any]) -> None:
                 assert totals.fits(layout, total) and not totals.fits(layout, total - 1)
                 checked += 1
     assert checked >= 5
+
+
+def test_totals_do_not_depend_on_the_gpu_type() -> None:
+    """One table serves every GPU type (``totals_for`` keys tables without the GPU)."""
+    resolved = resolve(EstimateRequest(model="llama-3.1-70b", seq_len=8192, gpu="h100-80gb",
+                                       precision="bf16_mixed"))
+    totals = LayoutTotals(resolved)
+    space = build_space(resolved, find_gpu("h100-80gb"))
+    for structure in structures(16, space):
+        for layout in knob_layouts(space, structure):
+            job = totals.job(layout)
+            on_v100 = replace(job, gpu=find_gpu("v100-16gb"))
+            assert training_total(on_v100) == training_total(job), layout

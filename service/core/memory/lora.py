@@ -9,6 +9,8 @@ double-quantized with one fp32 constant per 256 blocks; embeddings, norms and lm
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from service.core.model.architecture import Architecture
 from service.core.model.linears import (
     attention_linear_shapes,
@@ -30,6 +32,7 @@ def _adapter(rank: int, shapes: list[tuple[int, int]]) -> int:
     return sum(rank * (i + o) for i, o in shapes)
 
 
+@lru_cache(maxsize=1024)  # the planner asks for the same model's adapters many times
 def lora_params(arch: Architecture, rank: int, targets: str) -> int:
     """Trainable adapter parameters: sum over adapted linears of r*(in+out).
 

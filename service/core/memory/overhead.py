@@ -4,6 +4,8 @@ cached free blocks at the peak. The constants are measured (``calibration.py``).
 
 from __future__ import annotations
 
+from functools import cache
+
 from service.core.job.spec import Job
 from service.core.memory.calibration import calibration
 from service.core.memory.formula import Component, component
@@ -24,7 +26,13 @@ def context_bytes(job: Job) -> int:
 
 
 def cublas_workspace(job: Job) -> Component:
-    """cuBLAS and cuBLASLt workspaces, allocated through PyTorch on the first matmul."""
+    """cuBLAS and cuBLASLt workspaces, allocated through PyTorch on the first matmul (the same
+    for every job: built once)."""
+    return _cublas_workspace()
+
+
+@cache
+def _cublas_workspace() -> Component:
     cal = calibration()
     return component("overhead", "cublas_workspaces", cal.cublas_workspace_bytes.source,
                      "inside PyTorch's allocator", cublas_workspaces=round(

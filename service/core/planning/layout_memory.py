@@ -45,6 +45,9 @@ class MemoryModel:
     def lower_bound(self, layout: Layout) -> int:
         return self.totals.lower_bound(layout)
 
+    def floor(self, layout: Layout) -> int:
+        return self.totals.floor(layout)
+
     def estimate(self, layout: Layout) -> Estimate:
         """The engine's full breakdown of a layout (formulas and sources)."""
         return training_estimate(self.job(layout))

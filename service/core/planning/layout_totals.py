@@ -134,27 +134,34 @@ class LayoutTotals:
         """At most the total: the components every phase holds, and the overhead's floor."""
         return self._base(layout)[1]
 
+    def floor(self, layout: Layout, job: Job | None = None,
+              acts: list[ActivationBreakdown] | None = None) -> int:
+        """At most the total, and tighter than ``lower_bound``: the phase base with the saved
+        activations (the phase that keeps them also holds the base). ``acts``: receives the
+        layout's activations when they are computed here."""
+        found = self._floors.get(layout)
+        if found is None:
+            job = job or self.job(layout)
+            breakdown = activation_breakdown(job)
+            if acts is not None:
+                acts.append(breakdown)
+            found = self._base(layout, job)[1] + activations_component(job, breakdown).bytes
+            if len(self._floors) < LAYOUTS_PER_TABLE:
+                self._floors[layout] = found
+        return found
+
     def fits(self, layout: Layout, budget: int) -> bool:
-        """Whether the layout's total is within the budget, by a bound when one settles it:
-        the phase base, then the phase base with the activations (the phase that keeps the
-        saved activations also holds the base)."""
+        """Whether the layout's total is within the budget, by a bound when one settles it."""
         found = self._totals.get(layout)
         if found is not None:
             return found <= budget
-        floor = self._floors.get(layout)
-        if floor is not None and floor > budget:
-            return False
         job = self.job(layout)
-        bound = self._base(layout, job)[1]
-        if bound > budget:
+        if self._base(layout, job)[1] > budget:
             return False
-        acts = activation_breakdown(job)
-        floor = bound + activations_component(job, acts).bytes
-        if floor > budget:
-            if len(self._floors) < LAYOUTS_PER_TABLE:
-                self._floors[layout] = floor
+        acts: list[ActivationBreakdown] = []
+        if self.floor(layout, job, acts) > budget:
             return False
-        return self._evaluate(layout, job, acts) <= budget
+        return self._evaluate(layout, job, acts[0] if acts else None) <= budget
 
 
 def _field_values(job: Job) -> dict[str, Any]:

@@ -98,7 +98,8 @@ class Searcher:
         """The first layout with the lowest total (a bound at or above it settles a layout)."""
         lowest: Candidate | None = None
         for lay in layouts:
-            if lowest is not None and self.memory.lower_bound(lay) >= lowest.total_bytes:
+            if lowest is not None and (self.memory.lower_bound(lay) >= lowest.total_bytes
+                                       or self.memory.floor(lay) >= lowest.total_bytes):
                 continue
             if lowest is None or self.memory.total(lay) < lowest.total_bytes:
                 lowest = self.candidate(lay)
