@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 from service.core.memory.formula import Number
 
@@ -19,12 +20,24 @@ def number_text(value: Number) -> str:
     return text if "e" in text else text.rstrip("0").rstrip(".") if "." in text else text
 
 
+@lru_cache(maxsize=512)
+def _pieces(expression: str) -> tuple[tuple[str, str], ...]:
+    """The expression cut once into (text before a name, the name) pairs; the last name is ""."""
+    pieces: list[tuple[str, str]] = []
+    start = 0
+    for match in _NAME.finditer(expression):
+        pieces.append((expression[start:match.start()], match.group(0)))
+        start = match.end()
+    pieces.append((expression[start:], ""))
+    return tuple(pieces)
+
+
 def with_values(expression: str, terms: Mapping[str, Number]) -> str:
     """'params * bytes_per_param / shards' -> '8,030,261,248 * 2 / 16'."""
-    def put(match: re.Match[str]) -> str:
-        name = match.group(0)
-        if name in _FUNCTIONS or name not in terms:
-            return name
-        return number_text(terms[name])
-
-    return _NAME.sub(put, expression)
+    out: list[str] = []
+    for text, name in _pieces(expression):
+        out.append(text)
+        if name:
+            known = name not in _FUNCTIONS and name in terms
+            out.append(number_text(terms[name]) if known else name)
+    return "".join(out)
