@@ -219,7 +219,8 @@ def other_gpus(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...], gpus: in
         if other.id == gpu.id:
             continue
         searcher = make_searcher(resolved, other)
-        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget))
+        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
+                        with_miss=False)
         if hit is None or hit.best is None:
             continue
         n = hit.best.layout.gpus
