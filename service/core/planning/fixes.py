@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from service.core.hardware.gpus import Gpu
 from service.core.job.choices import optimizer_name
 from service.core.job.resolve import ResolvedJob
+from service.core.job.spec import Job
 from service.core.memory.model_state import offloaded_bytes
 from service.core.planning.layouts import (
     SearchSpace,
@@ -31,7 +32,12 @@ from service.core.planning.layouts import (
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
-from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
+from service.core.planning.stacks import (
+    model_parallelism,
+    recomputes,
+    stated_stack,
+    zero_stages,
+)
 from service.core.units import gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
@@ -84,10 +90,9 @@ class _Trials:
         return Searcher(space, base.memory, base.budget, base.virtual_stages).at(self.count).best
 
 
-def _with_job(change: Callable[[ResolvedJob], object], field_name: str) -> JobChange:
+def _with_job(change: Callable[[ResolvedJob], Job], field_name: str) -> JobChange:
     def apply(resolved: ResolvedJob) -> ResolvedJob:
-        return replace(resolved, job=change(resolved),  # type: ignore[arg-type]
-                       stated=resolved.stated | {field_name})
+        return replace(resolved, job=change(resolved), stated=resolved.stated | {field_name})
     return apply
 
 
@@ -105,7 +110,7 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
         yield Step("activation recompute", {"recompute": "full"},
                    "the forward runs again in the backward",
                    lambda s: replace(s, recomputes=recomputes(resolved)), carries=True)
-    stages = stack.zero_stages if stack is not None else (0, 1, 2, 3)
+    stages = zero_stages(resolved)
     if pinned("zero_stage") and job.parallel.zero_stage < max(stages):
         yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},
                    "more communication per step",

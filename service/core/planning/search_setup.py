@@ -15,9 +15,7 @@ from service.core.planning.layouts import (
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
-from service.core.planning.stacks import model_parallelism, recomputes, stated_stack
-
-ALL_ZERO = (0, 1, 2, 3)
+from service.core.planning.stacks import model_parallelism, recomputes, zero_stages
 
 
 def per_node(resolved: ResolvedJob, gpu: Gpu) -> int:
@@ -34,9 +32,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
     par, pinned = job.parallel, resolved.pinned
     node = per_node(resolved, gpu)
     domain = nvlink_tp_domain(gpu, node)
-    stack = stated_stack(resolved)
     runs = model_parallelism(resolved)  # what the stack runs (stacks.py)
-    zero_stages = stack.zero_stages if stack is not None else ALL_ZERO
     return SearchSpace(
         arch=arch, seq_len=job.seq_len, global_batch=job.global_batch,
         nvlink_domain=domain, gpus_per_node=node,
@@ -46,7 +42,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         cps=(par.cp,) if pinned("cp") else
         (context_parallel_sizes(job.seq_len) if runs.cp else (1,)),
         eps=(par.ep,) if pinned("ep") else None,
-        zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages,
+        zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages(resolved),
         recomputes=(job.recompute,) if pinned("recompute") else recomputes(resolved),
         micro_batches=(job.micro_batch,) if pinned("micro_batch") else None,
         offloads=offloads or ((job.offload,) if pinned("offload") else ("none",)),

@@ -26,6 +26,7 @@ from functools import cache
 from importlib.resources import files
 
 from service.core.job.assumptions import Assumption, derived
+from service.core.job.choices import RECOMPUTE
 from service.core.job.resolve import ResolvedJob
 from service.core.planning.plan_types import Layout
 
@@ -43,17 +44,18 @@ class Stack:
     selective_recompute: bool  # Megatron-LM and torchtitan; the others checkpoint whole layers
 
 
+ALL_ZERO = (0, 1, 2, 3)
+
 STACKS: dict[str, Stack] = {
-    "hf": Stack("hf", "Hugging Face Trainer / accelerate", True, False, True, (0, 1, 2, 3),
+    "hf": Stack("hf", "Hugging Face Trainer / accelerate", True, False, True, ALL_ZERO,
                 True, True, False),
-    "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, (0, 1, 2, 3), True, True,
+    "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, ALL_ZERO, True, True,
                        False),
-    "megatron": Stack("megatron", "Megatron-LM", True, True, True, (0, 1, 2, 3), False, False,
+    "megatron": Stack("megatron", "Megatron-LM", True, True, True, ALL_ZERO, False, False,
                       True),
     "fsdp": Stack("fsdp", "PyTorch FSDP2 (accelerate or torchtitan)", True, False, True,
                   (0, 2, 3), False, False, True),
 }
-ALL_RECOMPUTE = ("none", "selective", "full")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,16 +90,22 @@ def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
     return ModelParallelism(stack.tp, stack.pp, stack.cp)
 
 
+def zero_stages(resolved: ResolvedJob) -> tuple[int, ...]:
+    """The ZeRO stages of the stated stack (every stage when no stack is fixed)."""
+    stack = stated_stack(resolved)
+    return stack.zero_stages if stack is not None else ALL_ZERO
+
+
 def recomputes(resolved: ResolvedJob) -> tuple[str, ...]:
     """The recompute choices of the stated stack: selective recompute is Megatron-LM's and
     torchtitan's (for the models torchtitan ships); Hugging Face and DeepSpeed checkpoint whole
     layers."""
     stack = stated_stack(resolved)
     if stack is None:
-        return ALL_RECOMPUTE
+        return RECOMPUTE
     selective = stack.selective_recompute and (
         stack.id != "fsdp" or resolved.job.model_id in torchtitan_models())
-    return ALL_RECOMPUTE if selective else ("none", "full")
+    return RECOMPUTE if selective else ("none", "full")
 
 
 def layout_stack(resolved: ResolvedJob, layout: Layout) -> str:
