@@ -113,3 +113,15 @@ def test_no_fix_when_it_fits_and_every_fix_fits_its_budget() -> None:
     for fix in fixes(short):
         if fix.total_bytes is not None and fix.kind == "knob":
             assert fix.total_bytes <= short.budget_bytes
+
+
+def test_an_offload_fix_for_the_trainer_keeps_the_trainer() -> None:
+    # the fix's figures are the Trainer's (its DeepSpeed integration offloads), so the fields it
+    # changes must not switch the job to plain DeepSpeed
+    plan = plan_of(R(model="qwen2.5-32b", task="finetune", framework="hf", zero_stage=3,
+                     seq_len=4096, gpu="a100-40gb", gpu_count=4))
+    offload = [f for f in fixes(plan) if "offload" in f.changes]
+    assert offload and all("framework" not in f.changes for f in offload)
+    plain = plan_of(R(model="qwen2.5-32b", task="finetune", zero_stage=3, seq_len=4096,
+                      gpu="a100-40gb", gpu_count=4))
+    assert any(f.changes.get("framework") == "deepspeed" for f in fixes(plain))

@@ -127,15 +127,18 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
     # adapters: the optimizer state is small and QLoRA beats streaming the base from the CPU
     if not pinned("offload") and job.trains_all_weights and (stack is None or stack.offload):
         # offload is DeepSpeed's: data parallelism with ZeRO (stacks.py)
+        # a stated Trainer stack keeps its framework (offload runs through its DeepSpeed
+        # integration, and the fix's figures are the Trainer's); otherwise DeepSpeed runs it
+        to_deepspeed: dict[str, str | int | float | bool] = \
+            {} if stack is not None and stack.id == "hf" else {"framework": "deepspeed"}
         yield Step("optimizer offload to CPU (ZeRO-Offload)",
-                   {"offload": "optimizer", "framework": "deepspeed"},
+                   {"offload": "optimizer", **to_deepspeed},
                    "the optimizer step runs on the CPU over PCIe",
                    lambda s: replace(s, tps=(1,), pps=(1,), cps=(1,), offloads=("optimizer",),
                                      zero_stages=tuple(z for z in s.zero_stages if z >= 1)
                                      or (1,), zero_stated=False))
         yield Step("optimizer and parameter offload (ZeRO-Infinity)",
-                   {"offload": "optimizer_and_params", "zero_stage": 3,
-                    "framework": "deepspeed"},
+                   {"offload": "optimizer_and_params", "zero_stage": 3, **to_deepspeed},
                    "weights stream from the CPU every step: slow",
                    lambda s: replace(s, tps=(1,), pps=(1,), cps=(1,),
                                      offloads=("optimizer_and_params",), zero_stages=(3,),
