@@ -30,6 +30,7 @@ QUALITY_KV = "fp8 KV cache: a small quality cost (vLLM --kv-cache-dtype fp8)"
 @dataclass(frozen=True, slots=True)
 class ServingStep:
     what: str
+    part: str  # what it quantizes: "weights" or "kv"; a later step of a part replaces it
     changes: dict[str, str | int | float | bool]
     cost: str
     job: Callable[[Job], Job]
@@ -38,13 +39,13 @@ class ServingStep:
 def serving_steps(job: Job, gpu: Gpu) -> Iterator[ServingStep]:
     bits = QUANT_BITS[job.quantization]
     if bits > 8 and gpu.fp8_dense_tflops is not None:
-        yield ServingStep("fp8 weights", {"quantization": "fp8"}, QUALITY_FP8,
+        yield ServingStep("fp8 weights", "weights", {"quantization": "fp8"}, QUALITY_FP8,
                           lambda j: replace(j, quantization="fp8"))
     if bits > 4.5:
-        yield ServingStep("AWQ int4 weights", {"quantization": "awq"}, QUALITY_INT4,
+        yield ServingStep("AWQ int4 weights", "weights", {"quantization": "awq"}, QUALITY_INT4,
                           lambda j: replace(j, quantization="awq"))
     if job.kv_cache_dtype in ("auto", "bf16", "fp16", "fp32"):
-        yield ServingStep("fp8 KV cache", {"kv_cache_dtype": "fp8"}, QUALITY_KV,
+        yield ServingStep("fp8 KV cache", "kv", {"kv_cache_dtype": "fp8"}, QUALITY_KV,
                           lambda j: replace(j, kv_cache_dtype="fp8"))
 
 
@@ -73,19 +74,19 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
     tp, pp = fit.tp, fit.pp
     fixes: list[Fix] = []
     carried: list[ServingStep] = []
-    for step in serving_steps(job, gpu):
+    steps = list(serving_steps(job, gpu))
+    for step in steps:
         for used in ([step], [*carried, step]) if carried else ([step],):
             trial = evaluate(_apply(job, used), gpu, tp, pp)
             if trial.fits:
                 fixes.append(_fix(used, "", trial, gpu))
                 break
-        carried = [c for c in carried if set(c.changes) != set(step.changes)] + [step]
-    bases = _lean_bases(job, gpu)
-    base = next((b for b in bases if evaluate(_apply(job, b), gpu, tp, pp).max_concurrent > 0),
-                None)
-    if base is not None:
+        carried = [c for c in carried if c.part != step.part] + [step]
+    for base in _lean_bases(steps):  # the first on which the weights leave room
         lean = _apply(job, base)
         trial = evaluate(lean, gpu, tp, pp)
+        if trial.max_concurrent <= 0:
+            continue
         if trial.max_concurrent < job.batch:
             fixes.append(_fix(base, f"{trial.max_concurrent:,} sequences at once instead of "
                               f"{job.batch:,}", trial, gpu, "the other requests wait in the "
@@ -96,6 +97,7 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
             fixes.append(_fix(base, f"context cut to {context:,} tokens", trial, gpu,
                               f"prompts and outputs beyond {context:,} tokens are cut",
                               {"seq_len": context}))
+        break
     if min_gpus is not None:
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {fit.gpus}", min_gpus, gpu.id, None,
                          hourly_price(gpu, min_gpus), "more_gpus", {"gpu_count": min_gpus}))
@@ -103,16 +105,11 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
 
 
-def _lean_bases(job: Job, gpu: Gpu) -> list[list[ServingStep]]:
-    """What fewer sequences or a shorter context are tried on: the job as asked, then fp8
-    weights and KV cache, then int4 weights and an fp8 KV cache (least quality cost first)."""
-    steps = {s.what: s for s in serving_steps(job, gpu)}
-    kv = [steps["fp8 KV cache"]] if "fp8 KV cache" in steps else []
-    bases: list[list[ServingStep]] = [[]]
-    for weights in ("fp8 weights", "AWQ int4 weights"):
-        if weights in steps:
-            bases.append([steps[weights], *kv])
-    return bases
+def _lean_bases(steps: list[ServingStep]) -> list[list[ServingStep]]:
+    """What fewer sequences or a shorter context are tried on: the job as asked, then each
+    weight format (fp8, then int4: least quality cost first) with the KV cache step."""
+    kv = [s for s in steps if s.part == "kv"]
+    return [[], *([s, *kv] for s in steps if s.part == "weights")]
 
 
 def _longest_context(job: Job, gpu: Gpu, tp: int, pp: int, evaluate: Evaluate) -> int:
