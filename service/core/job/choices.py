@@ -31,8 +31,9 @@ TRAINING_FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
 SERVING_FRAMEWORKS: tuple[str, ...] = ("vllm", "sglang", "hf")
 FRAMEWORKS: tuple[str, ...] = (*TRAINING_FRAMEWORKS, "vllm", "sglang")
 PLANNER_METHODS: tuple[str, ...] = ("planner", "seed_even_split")
-# On a serving job ``precision`` names the weights' dtype.
-_PRECISION_WEIGHTS = {"fp32": "fp32", "bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16",
+# The dtype a precision computes and keeps 16-bit weights in; on a serving job ``precision``
+# names the weights' dtype.
+PRECISION_DTYPE = {"fp32": "fp32", "bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16",
                       "fp16": "fp16", "fp8": "fp8"}
 
 
@@ -96,4 +97,4 @@ def serving_framework(framework: str) -> str:
 
 def weight_format_of_precision(precision: str) -> str:
     """The weights' storage format when a serving job states a precision."""
-    return _PRECISION_WEIGHTS[choice("precision", precision, PRECISIONS)]
+    return PRECISION_DTYPE[choice("precision", precision, PRECISIONS)]

@@ -19,8 +19,7 @@ from service.core.launch.accelerate_config import accelerate_config, uses_deepsp
 from service.core.launch.deepspeed_config import deepspeed_config
 from service.core.launch.launch_shape import SCRIPT, LaunchShape, launch_shape, model_ref
 from service.core.launch.launch_types import LaunchConfig
-from service.core.launch.megatron_args import SCRIPT as MEGATRON_SCRIPT
-from service.core.launch.megatron_args import megatron_args, megatron_config
+from service.core.launch.megatron_args import megatron_config
 from service.core.launch.serving_commands import sglang_config, vllm_config
 from service.core.launch.torchrun_line import torchrun_config
 from service.core.launch.torchtitan_toml import FILENAME as TORCHTITAN_FILE
@@ -57,7 +56,7 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
     if stack == "megatron":
         out["megatron"] = megatron_config(job, layout, shape, ref)
         out["torchrun"] = torchrun_config(
-            shape, [MEGATRON_SCRIPT, *megatron_args(job, layout, shape, ref)],
+            shape, list(out["megatron"].argv),
             ("pretrain_gpt.py is Megatron-LM's; add your data and learning-rate arguments",))
         return out
     deepspeed = uses_deepspeed(layout, stack)

@@ -7,13 +7,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.core.job.choices import PRECISION_DTYPE
 from service.core.job.resolve import ResolvedJob
 from service.core.model.presets import lookup_preset
 from service.core.planning.plan_types import Layout
 
 SCRIPT = "train.py"  # the user's training script; every config says so in its notes
-PRECISION_WORDS = {"bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16", "fp16": "fp16",
-                   "fp32": "fp32", "fp8": "fp8"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +38,7 @@ def launch_shape(layout: Layout, precision: str) -> LaunchShape:
     nodes = max(1, layout.nodes)
     return LaunchShape(layout.gpus, nodes, layout.gpus // nodes, layout.micro_batch,
                        layout.grad_accum, layout.dp, layout.global_batch,
-                       PRECISION_WORDS.get(precision, "bf16"))
+                       PRECISION_DTYPE[precision])
 
 
 @dataclass(frozen=True, slots=True)
