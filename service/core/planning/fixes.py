@@ -23,10 +23,10 @@ from service.core.job.choices import optimizer_name
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
 from service.core.memory.model_state import offloaded_bytes
+from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.layouts import (
     SearchSpace,
     context_parallel_sizes,
-    node_count,
     tensor_parallel_sizes,
 )
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
@@ -219,23 +219,14 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
 
 
 def other_gpus(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...], gpus: int) -> list[Fix]:
-    """The fleet's other GPU types on which the job fits in no more nodes than ``gpus`` of
-    ``gpu`` take (one node at least), cheapest per hour first."""
-    nodes = max(1, node_count(gpus, gpu.gpus_per_node))
-    found: list[tuple[float, Fix]] = []
-    for other in fleet:
-        if other.id == gpu.id:
-            continue
+    """The fleet's other GPU types on which the job fits (``fleet_moves``)."""
+    def fit_on(other: Gpu) -> FleetFit | None:
         searcher = make_searcher(resolved, other)
         hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
                         with_miss=False)
         if hit is None or hit.best is None:
-            continue
-        n = hit.best.layout.gpus
-        if node_count(n, searcher.space.gpus_per_node) > nodes:
-            continue
-        price = (other.price_per_gpu_hour_usd or float("inf")) * n
-        found.append((price, Fix(f"{n}x {other.name} ({hit.best.layout.describe()})", n,
-                                 other.id, hit.best.total_bytes, hourly_price(other, n),
-                                 "other_gpu", {"gpu": other.id, "gpu_count": n})))
-    return [fix for _, fix in sorted(found, key=lambda t: t[0])]
+            return None
+        return FleetFit(hit.best.layout.gpus, searcher.space.gpus_per_node,
+                        hit.best.layout.describe(), hit.best.total_bytes)
+
+    return fleet_moves(gpu, fleet, gpus, fit_on)

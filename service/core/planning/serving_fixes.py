@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from service.core.hardware.gpus import Gpu
 from service.core.job.spec import Job
 from service.core.model.formats import QUANT_BITS
-from service.core.planning.layouts import node_count
+from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, ServingFit, hourly_price
 
 Evaluate = Callable[[Job, Gpu, int, int], ServingFit]
@@ -126,18 +126,12 @@ def _longest_context(job: Job, gpu: Gpu, tp: int, pp: int, evaluate: Evaluate) -
 
 def _other_gpus(job: Job, gpu: Gpu, fleet: tuple[Gpu, ...], fewest: Fewest,
                 gpus: int) -> list[Fix]:
-    """The fleet's other GPU types that serve the job in no more nodes, cheapest first."""
-    nodes = max(1, node_count(gpus, gpu.gpus_per_node))
-    found: list[tuple[float, Fix]] = []
-    for other in fleet:
-        if other.id == gpu.id:
-            continue
+    """The fleet's other GPU types that serve the job (``fleet_moves``)."""
+    def fit_on(other: Gpu) -> FleetFit | None:
         fit = fewest(replace(job, gpu=other), other)
-        if fit is None or node_count(fit.gpus, other.gpus_per_node) > nodes:
-            continue
-        price = (other.price_per_gpu_hour_usd or float("inf")) * fit.gpus
+        if fit is None:
+            return None
         shape = f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
-        found.append((price, Fix(f"{fit.gpus}x {other.name} ({shape})", fit.gpus, other.id,
-                                 fit.total_bytes, hourly_price(other, fit.gpus), "other_gpu",
-                                 {"gpu": other.id, "gpu_count": fit.gpus})))
-    return [fix for _, fix in sorted(found, key=lambda t: t[0])]
+        return FleetFit(fit.gpus, other.gpus_per_node, shape, fit.total_bytes)
+
+    return fleet_moves(gpu, fleet, gpus, fit_on)
