@@ -3,6 +3,7 @@ body, the cache, the command line and the OpenAPI schema."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -12,10 +13,28 @@ from service.core.report.answer_types import Answer
 
 ANSWER = TypeAdapter(Answer)
 ASK = TypeAdapter(AskAnswer)
+LINK_TAIL = '"link":null}'
 
 
 def answer_bytes(answer: Answer) -> bytes:
     return ANSWER.dump_json(answer)
+
+
+def answer_text(answer: Answer) -> str:
+    """A link-less answer as compact JSON text: what the shared cache keeps and what a worker
+    process sends back (a string crosses a process boundary far cheaper than the dataclasses)."""
+    if answer.link is not None:
+        raise ValueError("answer_text is for answers without their link")
+    return json.dumps(answer_dict(answer), ensure_ascii=False, separators=(",", ":"))
+
+
+def text_with_link(text: str, url: str) -> bytes:
+    """``answer_text``'s JSON with the permalink put in, as the response body: ``link`` is the
+    answer's last field, so its ``null`` is the text's tail (no parsing, no second dump)."""
+    if not text.endswith(LINK_TAIL):
+        raise ValueError("not an answer_text document")
+    return (text[:-len(LINK_TAIL)] + '"link":' + json.dumps(url, ensure_ascii=False)
+            + "}").encode()
 
 
 def answer_dict(answer: Answer) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from service.answer_json import answer_bytes, answer_dict, answer_from_dict
-from service.answers import Computed, compute_answer
+from service.answer_json import answer_bytes, answer_from_dict, answer_text, text_with_link
+from service.answers import compute_answer
 from service.core.hardware.gpus import Gpu
 from service.core.job.request import EstimateRequest
 from service.core.model.lookup import BARE_SIZE
@@ -77,39 +77,50 @@ class Estimates:
 
     async def _answer_prepared(self, prepared: Prepared, base_url: str,
                                fits_on: bool) -> Answer:
-        """The shared cache holds answers that ran the planner (milliseconds of work, worth a
-        store round trip), and the planner runs in the worker pool, off the event loop; an
-        estimate alone takes ~0.1 ms, less than one Redis round trip (~0.2 ms) or a trip to a
-        worker, so it is computed in place."""
-        shared = fits_on or prepared.engine.gpu is not None  # the planner runs
-        key = self.key(prepared, fits_on) if shared else ""
-        answer = await self._cached(key) if shared else None
-        if answer is None:
-            if not shared:
-                self.metrics.cache_misses.inc()
-            result, text = await self._compute(prepared.engine, fits_on, shared)
-            self.metrics.estimate_seconds.observe(result.estimate_s)
-            if result.planner_s:
-                self.metrics.planner_seconds.observe(result.planner_s)
-            answer = result.answer
-            if shared:
-                with contextlib.suppress(StoreUnavailable):
-                    await self.store.cache_set(key, text, self.ttl_s)
-        return replace(answer, link=link(base_url, prepared.canonical))
+        url = link(base_url, prepared.canonical)
+        if self._runs_planner(prepared, fits_on):
+            text = await self._planner_text(prepared, fits_on)
+            return replace(answer_from_dict(json.loads(text)), link=url)
+        return replace(self._in_place(prepared.engine), link=url)
 
-    async def _compute(self, request: EstimateRequest, fits_on: bool,
-                       shared: bool) -> tuple[Computed, str]:
-        """The answer, and its JSON for the shared cache when ``shared`` (the planner runs:
-        in the pool when there is one)."""
-        if shared and self.pool is not None:
+    @staticmethod
+    def _runs_planner(prepared: Prepared, fits_on: bool) -> bool:
+        return fits_on or prepared.engine.gpu is not None
+
+    def _in_place(self, request: EstimateRequest) -> Answer:
+        """An estimate alone takes ~0.1 ms, less than one Redis round trip (~0.2 ms) or a trip
+        to a worker: computed on the spot, never cached in the store."""
+        self.metrics.cache_misses.inc()
+        result = compute_answer(request, fits_on=False, fleet=self.fleet)
+        self.metrics.estimate_seconds.observe(result.estimate_s)
+        return result.answer
+
+    async def _planner_text(self, prepared: Prepared, fits_on: bool) -> str:
+        """The link-less JSON of an answer that runs the planner (milliseconds of work, worth
+        a store round trip): from the shared cache, else from a worker (in place without a
+        pool), then cached."""
+        key = self.key(prepared, fits_on)
+        text = await self._cached(key)
+        if text is not None:
+            return text
+        text, estimate_s, planner_s = await self._compute(prepared.engine, fits_on)
+        self.metrics.estimate_seconds.observe(estimate_s)
+        self.metrics.planner_seconds.observe(planner_s)
+        with contextlib.suppress(StoreUnavailable):
+            await self.store.cache_set(key, text, self.ttl_s)
+        return text
+
+    async def _compute(self, request: EstimateRequest, fits_on: bool
+                       ) -> tuple[str, float, float]:
+        """(the answer's ``answer_text``, seconds estimating, seconds planning)."""
+        if self.pool is not None:
             fleet = tuple(g.id for g in self.fleet) if self.fleet is not None else None
             outcome = await self.pool.run(answer_outcome, request, fits_on, fleet)
             if outcome.error is not None:
                 raise_error(outcome.error)
-            assert outcome.computed is not None
-            return outcome.computed, outcome.cache_text
+            return outcome.text, outcome.estimate_s, outcome.planner_s
         result = compute_answer(request, fits_on=fits_on, fleet=self.fleet)
-        return result, json.dumps(answer_dict(result.answer)) if shared else ""
+        return answer_text(result.answer), result.estimate_s, result.planner_s
 
     async def answer_json(self, stated: dict[str, Any], base_url: str) -> bytes:
         """``POST /v1/estimate``'s JSON body, as bytes.
@@ -127,14 +138,18 @@ class Estimates:
             return ready
         request = EstimateRequest(**stated)
         prepared = await self.prepare(request)
-        data = answer_bytes(await self._answer_prepared(prepared, base_url, fits_on=False))
+        url = link(base_url, prepared.canonical)
+        if self._runs_planner(prepared, fits_on=False):
+            data = text_with_link(await self._planner_text(prepared, fits_on=False), url)
+        else:
+            data = answer_bytes(replace(self._in_place(prepared.engine), link=url))
         if not prepared.registered_arch:
             self._hot[hot_key] = data
             if len(self._hot) > HOT_ENTRIES:
                 self._hot.popitem(last=False)
         return data
 
-    async def _cached(self, key: str) -> Answer | None:
+    async def _cached(self, key: str) -> str | None:
         try:
             text = await self.store.cache_get(key)
         except StoreUnavailable:
@@ -143,4 +158,4 @@ class Estimates:
             self.metrics.cache_misses.inc()
             return None
         self.metrics.cache_hits.inc()
-        return answer_from_dict(json.loads(text))
+        return text

@@ -1,5 +1,7 @@
-"""What the worker processes run (``work_pool.py``): the engine's answer to a request, with the
-JSON the shared cache keeps, made there rather than on the event loop.
+"""What the worker processes run (``work_pool.py``): the engine's answer to a request as the
+JSON text the shared cache keeps, made there rather than on the event loop. Only that text and
+two timings come back: unpickling the answer's dataclasses cost the server process more CPU
+than the text does to send on as a response (``text_with_link``) or to read back.
 
 The engine's errors (bad input, unknown names) come back as values and are raised again on the
 server's side (``raise_error``): their constructors take more than a message, so they do not
@@ -8,12 +10,11 @@ survive pickling as exceptions.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from service.answer_json import answer_dict
-from service.answers import Computed, compute_answer
+from service.answer_json import answer_text
+from service.answers import compute_answer
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.fleet import fleet_gpus
 from service.core.job.request import EstimateRequest
@@ -21,8 +22,9 @@ from service.core.job.request import EstimateRequest
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    computed: Computed | None
-    cache_text: str  # the answer's JSON for the shared cache ("" with an error)
+    text: str  # the link-less answer's JSON (``answer_text``; "" with an error)
+    estimate_s: float = 0.0
+    planner_s: float = 0.0
     error: tuple[str, tuple[Any, ...]] | None = None  # ("invalid" | "unknown", its arguments)
 
 
@@ -33,10 +35,10 @@ def answer_outcome(request: EstimateRequest, fits_on: bool,
         fleet = fleet_gpus(fleet_ids) if fleet_ids is not None else None
         computed = compute_answer(request, fits_on=fits_on, fleet=fleet)
     except InvalidInput as exc:
-        return Outcome(None, "", ("invalid", (exc.field, exc.message, exc.accepted)))
+        return Outcome("", error=("invalid", (exc.field, exc.message, exc.accepted)))
     except UnknownName as exc:
-        return Outcome(None, "", ("unknown", (exc.kind, exc.name, exc.suggestions)))
-    return Outcome(computed, json.dumps(answer_dict(computed.answer)))
+        return Outcome("", error=("unknown", (exc.kind, exc.name, exc.suggestions)))
+    return Outcome(answer_text(computed.answer), computed.estimate_s, computed.planner_s)
 
 
 def raise_error(error: tuple[str, tuple[Any, ...]]) -> None:

@@ -9,11 +9,17 @@ from engine_support import assumption_lines, estimate_of
 
 from service.answers import compute_answer
 from service.core.errors import InvalidInput, UnknownName
+from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory import model_state
 from service.core.memory.lora import lora_params
 from service.core.memory.saved_adapters import adapter_saved
+from service.core.memory.training_phases import (
+    NOT_READ_BY_STEP_STATES,
+    shared_step_states,
+    step_states,
+)
 from service.core.memory.saved_tensors import LayerSetup
 from service.core.model.presets import all_presets, find_preset
 
@@ -316,3 +322,34 @@ def test_korthikanti_full_recompute_splits_with_sequence_and_context_parallelism
         .per_gpu_bytes["activations"] == pytest.approx(one / 2)
     assert estimate_of(replace(req, cp=2, gpu_count=2)).per_gpu_bytes["activations"] == \
         pytest.approx(one / 2)
+
+
+STATE_VARIANTS = {  # a different value of every field the step states do not read
+    "seq_len": 8192, "micro_batch": 4, "global_batch": 1024, "recompute": "full",
+    "flash_attn": False, "chunked_loss": True, "activation_model": "megatron", "batch": 8,
+    "kv_cache_dtype": "fp8", "gpu": find_gpu("a100-40gb"), "overhead_model": "none",
+    "cuda_context_bytes": 10**9, "allocator_reserve": 0.2,
+}
+
+
+@pytest.mark.parametrize("fields", [
+    {"model": "llama-3-8b"},
+    {"model": "llama-3.1-70b", "tp": 4, "pp": 2, "gpu_count": 64, "zero_stage": 1},
+    {"model": "mixtral-8x7b", "zero_stage": 3, "gpu_count": 16, "ep": 2},
+    {"model": "qwen2.5-14b", "task": "finetune", "lora_rank": 64},
+    {"model": "mistral-7b-v0.3", "task": "finetune", "quantization": "nf4"},
+    {"model": "gemma-2-9b", "optimizer": "adamw_torch", "offload": "optimizer",
+     "zero_stage": 2, "gpu_count": 8},
+])
+def test_step_states_are_shared_only_by_jobs_they_do_not_tell_apart(
+        fields: dict[str, object]) -> None:
+    """Jobs that differ only in what no step state reads share one (``shared_step_states``);
+    any such field that a step state did read would show here."""
+    assert set(STATE_VARIANTS) == NOT_READ_BY_STEP_STATES
+    job = resolve(EstimateRequest(**fields)).job  # type: ignore[arg-type]
+    fresh = step_states(job)
+    for name, value in STATE_VARIANTS.items():
+        assert step_states(replace(job, **{name: value})) == fresh, name
+    assert shared_step_states(replace(job, seq_len=1234)) == fresh
+    assert shared_step_states(job) is shared_step_states(replace(job, micro_batch=2))
+    assert shared_step_states(replace(job, optimizer="sgd")) != fresh  # a field they read

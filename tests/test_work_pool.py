@@ -126,3 +126,20 @@ def test_the_pool_is_sized_to_the_cpus_a_container_may_use(tmp_path: Path) -> No
     assert cpu_count(cpu_max) == min(host, 2)
     cpu_max.write_text("10000 100000\n")
     assert cpu_count(cpu_max) == 1
+
+
+def test_an_answer_from_a_worker_is_the_answer_computed_in_place(api: TestClient) -> None:
+    """Workers send back the answer's JSON text, not its objects: the body, the report page's
+    data and the cached copy are still the engine's answer, with the permalink put in."""
+    from service.answer_json import answer_dict
+    from service.answers import compute_answer
+    from service.core.job.request import EstimateRequest
+
+    job = {**TRAIN, "gpu": "a100-40gb", "seq_len": 3072}
+    body = api.post("/v1/estimate", json=job).json()
+    again = api.post("/v1/estimate", json={**job, "model": "Llama 3 8B"}).json()  # the cache
+    expected = answer_dict(compute_answer(EstimateRequest(**job)).answer)
+    for answer in (body, again):
+        link = answer.pop("link")
+        assert link.startswith("http") and "seq_len=3072" in link and "gpu=a100-40gb" in link
+        assert answer == {k: v for k, v in expected.items() if k != "link"}

@@ -54,7 +54,8 @@ class RedisStore:
         if not self.breaker.allow():
             raise StoreUnavailable("Redis is unreachable", self.breaker.retry_after())
         try:
-            result = await asyncio.wait_for(action(), self._deadline)
+            async with asyncio.timeout(self._deadline):  # no task per call, as wait_for makes
+                result = await action()
         except FAILURES as exc:
             self.breaker.failure()
             self._on_error(op)

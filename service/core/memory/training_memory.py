@@ -14,6 +14,7 @@ from service.core.memory.training_phases import (
     Phase,
     StepStates,
     peak_phase,
+    shared_step_states,
     training_phases,
 )
 from service.core.memory.transients import largest_transient
@@ -28,7 +29,7 @@ def peak_components(job: Job, states: StepStates | None = None,
     last): what ``training_estimate`` reports, without its counts and details. ``states``,
     ``acts``: the job's ``step_states`` and ``activation_breakdown`` when the caller has them."""
     acts = acts or activation_breakdown(job)
-    phases = training_phases(job, acts, states)
+    phases = training_phases(job, acts, states or shared_step_states(job))
     peak = peak_phase(phases)
     measured = job.overhead_model == "measured"
     tensors = (*peak.components, *((cublas_workspace(job),) if measured else ()))

@@ -11,7 +11,10 @@ Checked against peak memory measured on an H100 (``bench/gpu_accuracy.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any
 
 from service.core.job.spec import Job
 from service.core.memory import model_state, transients
@@ -24,6 +27,13 @@ from service.core.memory.formula import Component, component
 from service.core.memory.regime import Regime, regime_of
 
 PERSISTENT_GRADS = ("deepspeed", "megatron")
+RECENT_STATES = 256  # step states of recent jobs kept per process (a few kB each)
+# Job fields no step state reads: the activation knobs, serving's, the GPU and the overhead's
+# (tests/test_training_memory.py holds the shared states to freshly computed ones)
+NOT_READ_BY_STEP_STATES = frozenset({
+    "seq_len", "micro_batch", "global_batch", "recompute", "flash_attn", "chunked_loss",
+    "activation_model", "batch", "kv_cache_dtype", "gpu", "overhead_model",
+    "cuda_context_bytes", "allocator_reserve"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +90,41 @@ class StepStates:
     buckets: Component
     step_temporaries: Component
     embedding_gradient: Component | None  # None with adapters: no embedding backward
+    partial_gradients: Component  # every gradient but the first layer's
+    head_gradient: Component  # the LM head's, the backward's first
 
 
 def step_states(job: Job, base: tuple[Component, Component, Component] | None = None
                 ) -> StepStates:
     """``base``: the job's ``phase_base`` when the caller has it."""
     regime = regime_of(job)
+    grads = model_state.gradients(job)
     return StepStates(
-        regime, base or phase_base(job), model_state.gradients(job),
+        regime, base or phase_base(job), grads,
         transients.autocast_cache(job, regime), transients.layer_weight_copies(job, regime),
         transients.gradient_buckets(job), transients.step_temporaries(job),
-        None if regime.adapters else transients.embedding_gradient(job, regime))
+        None if regime.adapters else transients.embedding_gradient(job, regime),
+        _partial_gradients(job, grads), transients.lm_head_gradient(job))
+
+
+_states_key = attrgetter(*(f.name for f in fields(Job)
+                           if f.name not in NOT_READ_BY_STEP_STATES))
+_recent_states: OrderedDict[Any, StepStates] = OrderedDict()
+
+
+def shared_step_states(job: Job) -> StepStates:
+    """``step_states`` of the job, shared by the jobs that differ only in what no step state
+    reads (a new sequence length or micro-batch on the same model and layout): the model
+    states, worked out once and reused, the RECENT_STATES most recent kept."""
+    key = _states_key(job)
+    found = _recent_states.get(key)
+    if found is None:
+        found = _recent_states[key] = step_states(job)
+        if len(_recent_states) > RECENT_STATES:
+            _recent_states.popitem(last=False)
+    else:
+        _recent_states.move_to_end(key)
+    return found
 
 
 def training_phases(job: Job, acts: ActivationBreakdown,
@@ -110,10 +144,10 @@ def training_phases(job: Job, acts: ActivationBreakdown,
     phases = [
         Phase("forward end", (*base, *live_grads, st.autocast_cache,
                               activations, transients.loss_forward(job))),
-        Phase("backward start", (*base, *live_grads, transients.saved_weight_copies(job, regime),
+        Phase("backward start", (*base, *live_grads, transients.saved_weight_copies(
+                                     job, regime, st.autocast_cache),
                                  activations, transients.loss_backward(job))),
-        Phase("backward, first layers", (*base, grads if persist else
-                                         _partial_gradients(job, grads),
+        Phase("backward, first layers", (*base, grads if persist else st.partial_gradients,
                                          _first_layer(job, acts, regime), layer_copies, buffers,
                                          buckets)),
         Phase("optimizer step", (*base, grads, st.step_temporaries)),
@@ -122,7 +156,7 @@ def training_phases(job: Job, acts: ActivationBreakdown,
         top = component("temporary", "top_layer_recomputed", "full recompute of the top layer",
                         top_layer_recomputed=acts.per_layer_bytes)
         phases.append(Phase("backward, top layer", (
-            *base, grads if persist else transients.lm_head_gradient(job),
+            *base, grads if persist else st.head_gradient,
             activations, top, layer_copies, buffers, buckets)))
     if st.embedding_gradient is not None:
         phases.append(Phase("embedding backward", (*base, grads, st.embedding_gradient)))

@@ -34,7 +34,7 @@ from service.core.memory.overhead import context_bytes, cublas_workspace
 from service.core.memory.training_memory import training_total
 from service.core.memory.training_phases import StepStates, phase_base, step_states
 from service.core.planning.plan_types import Layout
-from service.core.planning.stacks import layout_stack
+from service.core.planning.stacks import stack_of_layout, stated_stack, torchtitan_models
 
 TABLES = 8  # recent jobs whose tables a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
@@ -57,11 +57,19 @@ class LayoutTotals:
         self._bases: dict[StatesKey, tuple[Base, int]] = {}
         self._step_states: dict[StatesKey, StepStates] = {}
         self._floors: dict[Layout, int] = {}
+        self._stacks: dict[Layout, str] = {}
+        self._fixed_stack = stated_stack(resolved)
+        self._torchtitan_ships = resolved.job.model_id in torchtitan_models()
         self.evaluations = 0
 
     def stack(self, layout: Layout) -> str:
         """The stack that runs a layout (``stacks.layout_stack``)."""
-        return layout_stack(self.resolved, layout)
+        found = self._stacks.get(layout)
+        if found is None:
+            found = stack_of_layout(self._fixed_stack, self._torchtitan_ships, layout)
+            if len(self._stacks) < LAYOUTS_PER_TABLE:
+                self._stacks[layout] = found
+        return found
 
     def act_model(self, layout: Layout) -> str:
         if self.activation_model is not None:
@@ -155,7 +163,13 @@ class LayoutTotals:
         found = self._totals.get(layout)
         if found is not None:
             return found <= budget
-        job = self.job(layout)
+        known_base = self._bases.get(self._key(layout))
+        if known_base is not None and known_base[1] > budget:
+            return False
+        known_floor = self._floors.get(layout)
+        if known_floor is not None and known_floor > budget:
+            return False
+        job = self.job(layout)  # built only when a bound must be computed or the total
         if self._base(layout, job)[1] > budget:
             return False
         acts: list[ActivationBreakdown] = []

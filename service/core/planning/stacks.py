@@ -110,14 +110,19 @@ def recomputes(resolved: ResolvedJob) -> tuple[str, ...]:
 
 def layout_stack(resolved: ResolvedJob, layout: Layout) -> str:
     """The stack that runs a layout (see the module docstring)."""
-    fixed = stated_stack(resolved)
+    return stack_of_layout(stated_stack(resolved), resolved.job.model_id in torchtitan_models(),
+                           layout)
+
+
+def stack_of_layout(fixed: Stack | None, torchtitan_ships: bool, layout: Layout) -> str:
+    """``layout_stack`` with the request's stated stack and whether torchtitan ships the model
+    worked out already (the planner asks for thousands of layouts of one request)."""
     if fixed is not None:
         return fixed.id
     model_parallel = layout.tp * layout.pp * layout.cp > 1
     selective = layout.recompute == "selective"
     if layout.zero_stage >= 2 and (model_parallel or selective):
-        titan = resolved.job.model_id in torchtitan_models()
-        return "fsdp" if not selective or titan else "megatron"
+        return "fsdp" if not selective or torchtitan_ships else "megatron"
     if model_parallel or selective:
         return "megatron"
     return "deepspeed"
