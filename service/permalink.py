@@ -14,7 +14,6 @@ import binascii
 import contextlib
 import json
 import zlib
-from dataclasses import fields
 from typing import Any
 from urllib.parse import quote
 
@@ -36,18 +35,15 @@ def normalise(request: EstimateRequest) -> EstimateRequest:
     if request.gpu is not None:
         with contextlib.suppress(UnknownName):
             changes["gpu"] = find_gpu(request.gpu).id
-    return EstimateRequest(**{**_stated(request), **changes})
-
-
-def _stated(request: EstimateRequest) -> dict[str, Any]:
-    return {f.name: getattr(request, f.name) for f in fields(request)
-            if getattr(request, f.name) is not None}
+    if all(getattr(request, name) == value for name, value in changes.items()):
+        return request  # already canonical: no second request to build and check
+    return EstimateRequest(**{**request.stated(), **changes})
 
 
 def query_string(request: EstimateRequest) -> str:
     """``model=llama-3-8b&seq_len=4096&gpu=a100-40gb``: canonical and URL-safe."""
     parts = []
-    for name, value in _stated(request).items():
+    for name, value in request.stated().items():
         parts.append(f"{name}={quote(_text(value), safe='')}")
     return "&".join(parts)
 

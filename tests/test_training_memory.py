@@ -15,12 +15,12 @@ from service.core.job.resolve import resolve
 from service.core.memory import model_state
 from service.core.memory.lora import lora_params
 from service.core.memory.saved_adapters import adapter_saved
+from service.core.memory.saved_tensors import LayerSetup
 from service.core.memory.training_phases import (
     NOT_READ_BY_STEP_STATES,
     shared_step_states,
     step_states,
 )
-from service.core.memory.saved_tensors import LayerSetup
 from service.core.model.presets import all_presets, find_preset
 
 BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 from service.core.errors import InvalidInput
@@ -99,8 +100,9 @@ class EstimateRequest:
 
     def stated(self) -> dict[str, Any]:
         """The fields the user gave, in declaration order."""
-        values = ((name, getattr(self, name)) for name in _field_names())
-        return {name: value for name, value in values if value is not None}
+        names = _field_names()
+        return {name: value for name, value in zip(names, _field_values()(self), strict=True)
+                if value is not None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EstimateRequest:
@@ -114,6 +116,11 @@ class EstimateRequest:
 @cache
 def _field_names() -> tuple[str, ...]:
     return tuple(f.name for f in fields(EstimateRequest))
+
+
+@cache
+def _field_values() -> attrgetter[tuple[Any, ...]]:
+    return attrgetter(*_field_names())
 
 
 @cache
