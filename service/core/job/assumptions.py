@@ -4,6 +4,7 @@ the value comes from. Each front end says them in its own words; nothing parses 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Origin = Literal["stated", "default", "derived"]
@@ -29,15 +30,20 @@ class Assumption:
     minor: bool = False
 
 
+# Records are immutable: the same record is handed out again for the same arguments (``typed``:
+# True, 1 and 1.0 stay three records), as every request repeats most of them.
+@lru_cache(maxsize=4096, typed=True)
 def stated(field: str, value: Value) -> Assumption:
     return Assumption(field, value, "stated")
 
 
+@lru_cache(maxsize=1024, typed=True)
 def default(field: str, value: Value, why: str, source: str = "",
             minor: bool = False) -> Assumption:
     return Assumption(field, value, "default", why, source, minor)
 
 
+@lru_cache(maxsize=1024, typed=True)
 def derived(field: str, value: Value, why: str, source: str = "",
             minor: bool = False) -> Assumption:
     return Assumption(field, value, "derived", why, source, minor)

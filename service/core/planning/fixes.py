@@ -27,6 +27,7 @@ from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.layouts import (
     SearchSpace,
     context_parallel_sizes,
+    node_count,
     tensor_parallel_sizes,
 )
 from service.core.planning.plan_types import Candidate, Fix, hourly_price
@@ -220,10 +221,13 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
 
 def other_gpus(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...], gpus: int) -> list[Fix]:
     """The fleet's other GPU types on which the job fits (``fleet_moves``)."""
+    nodes = max(1, node_count(gpus, gpu.gpus_per_node))
+
     def fit_on(other: Gpu) -> FleetFit | None:
         searcher = make_searcher(resolved, other)
+        # a move is offered in no more nodes than the fix on this GPU type: nothing above
         hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
-                        with_miss=False)
+                        with_miss=False, ceiling=nodes * searcher.space.gpus_per_node)
         if hit is None or hit.best is None:
             return None
         return FleetFit(hit.best.layout.gpus, searcher.space.gpus_per_node,

@@ -31,6 +31,17 @@ class Layout:
     grad_accum: int
     global_batch: int
     offload: str
+    # the planner looks a layout up in several tables many times: hashed once
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((
+            self.gpus, self.dp, self.tp, self.pp, self.cp, self.ep, self.zero_stage,
+            self.sequence_parallel, self.recompute, self.micro_batch, self.grad_accum,
+            self.global_batch, self.offload)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def describe(self) -> str:
         """'ZeRO-3 + full recompute, micro-batch 1 x 32 accumulation' (the knobs people set)."""

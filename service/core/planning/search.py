@@ -154,21 +154,24 @@ def candidate_counts(lower: int, per_node: int) -> Iterator[int]:
         yield nodes * per_node
 
 
-def fewest(searcher: Searcher, lower: int,
-           with_miss: bool = True) -> tuple[CountResult | None, CountResult | None]:
+def fewest(searcher: Searcher, lower: int, with_miss: bool = True,
+           ceiling: int = MAX_GPUS) -> tuple[CountResult | None, CountResult | None]:
     """(first count that fits, the last count tried that did not) or (None, last miss).
 
     Counts one by one from the lower bound; past LINEAR_NODE_STEPS nodes, ``shape_search``.
     ``with_miss`` False: the count just below a shape search's answer is not searched.
+    ``ceiling``: no count above it is of interest (None when nothing up to it fits).
     """
     miss: CountResult | None = None
     floor = lower
     for count in candidate_counts(lower, searcher.space.gpus_per_node):
+        if count > ceiling:
+            return None, miss
         result = searcher.at(count)
         if result.best is not None:
             return result, miss
         miss, floor = result, count + 1
-    found = shape_search(searcher, floor)
+    found = shape_search(searcher, floor, ceiling)
     if found is None:
         return None, miss
     per_node = searcher.space.gpus_per_node
@@ -189,13 +192,14 @@ class ShapeProbes:
     whole_nodes: dict[int, list[int]] = field(default_factory=dict)
 
 
-def shape_search(searcher: Searcher, floor: int) -> int | None:
-    """Fewest GPUs >= floor over all model shapes (tp, cp, pp): for each, the smallest data-
-    parallel size whose leanest layout fits, by bisection (more data-parallel ranks never need
-    more memory per GPU: ZeRO shards more, fewer micro-batches are in flight)."""
+def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int | None:
+    """Fewest GPUs in [floor, ceiling] over all model shapes (tp, cp, pp): for each, the
+    smallest data-parallel size whose leanest layout fits, by bisection (more data-parallel
+    ranks never need more memory per GPU: ZeRO shards more, fewer micro-batches are in
+    flight)."""
     space, per_node = searcher.space, searcher.space.gpus_per_node
     probes = searcher.probes
-    best = MAX_GPUS + 1
+    best = min(ceiling, MAX_GPUS) + 1
     divisors_of_batch = dp_sizes(space, MAX_GPUS) if space.global_batch else []
     for tp, cp, pp in model_shapes(space):
         size = tp * cp * pp
@@ -232,7 +236,7 @@ def shape_search(searcher: Searcher, floor: int) -> int | None:
             else:
                 low = mid
         best = min(best, options[high] * size)
-    return best if best <= MAX_GPUS else None
+    return best if best <= min(ceiling, MAX_GPUS) else None
 
 
 def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> Structure | None:
