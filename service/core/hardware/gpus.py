@@ -231,6 +231,7 @@ def _drop(tokens: list[str], unwanted: set[str]) -> list[str]:
 
 
 @lru_cache(maxsize=4096)  # names repeat: the planner and the service resolve them per request
+@lru_cache(maxsize=1024)  # every request looks its GPU's name up more than once
 def find_gpu(name: str) -> Gpu:
     """The GPU for an id, name, alias or a loose spelling of one.
 

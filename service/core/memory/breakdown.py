@@ -43,8 +43,13 @@ class Estimate:
 
     @property
     def per_gpu_bytes(self) -> dict[str, int]:
-        out = {key: self.component_bytes(key) for key in COMPONENT_KEYS}
-        out["total"] = self.total_bytes
+        out = dict.fromkeys(COMPONENT_KEYS, 0)
+        total = 0
+        for c in self.components:
+            total += c.bytes
+            if c.key in out:
+                out[c.key] += c.bytes
+        out["total"] = total
         return out
 
     @property

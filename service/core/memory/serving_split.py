@@ -11,7 +11,7 @@ key_heads / tp head groups (so tp must divide the key heads).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from service.core.job.spec import Job
 from service.core.memory.formula import Component, component, component_of
@@ -52,13 +52,15 @@ def serving_tp_ok(arch: Architecture, tp: int) -> bool:
     return kv % tp == 0 if kv >= tp else tp % kv == 0
 
 
-def kv_cache_share(job: Job, tp: int, pp: int) -> Component:
+def kv_cache_share(job: Job, tp: int, pp: int, sequences: int | None = None) -> Component:
     """This GPU's KV cache: the attention layers' K and V x ``kv_share``, plus a hybrid's
-    linear-attention state x ``state_share``, over pp stages, for every sequence."""
+    linear-attention state x ``state_share``, over pp stages, for every sequence (the job's,
+    or ``sequences``)."""
     arch = job.arch
     terms: dict[str, float] = {
         "kv_bytes_per_token": attention_kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len),
-        "context": job.seq_len, "kv_share": kv_share(arch, tp), "pp": pp, "sequences": job.batch}
+        "context": job.seq_len, "kv_share": kv_share(arch, tp), "pp": pp,
+        "sequences": job.batch if sequences is None else sequences}
     expression = "kv_bytes_per_token * context * kv_share / pp * sequences"
     source = "Ainslie et al. 2023 (GQA); DeepSeek-V2 sec. 2.1.2 (MLA latent cache)"
     if arch.linear_attention is not None:
@@ -104,7 +106,7 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingS
     if job.framework == "hf":
         return _hf_share(job, weights, tp, pp, budget)
     kv = kv_cache_share(job, tp, pp)
-    per_seq = kv_cache_share(replace(job, batch=1), tp, pp).bytes
+    per_seq = kv_cache_share(job, tp, pp, sequences=1).bytes
     chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
     workspace = component("activations", "workspace", "vLLM profile run",
                           f"forward workspace of one layer over {chunk:,} tokens + fp32 "

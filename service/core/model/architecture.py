@@ -77,9 +77,20 @@ class Architecture:
     linear_attention: LinearAttention | None = None  # hybrid: linear-attention token mixers
     vision: VisionTower | None = None  # vision-language models: the image encoder
     name: str = field(default="custom", compare=False)
+    # an architecture keys many caches (parameter counts, saved tensors, model states): hashed
+    # once, not field by field on every lookup
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         validate(self)
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in _HASHED)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt by the constructor: another process hashes strings differently
+        return (Architecture, tuple(getattr(self, f.name) for f in fields(self) if f.init))
 
     @property
     def kv_heads_resolved(self) -> int:
@@ -125,12 +136,14 @@ class Architecture:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["_hash"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Architecture:
         """Build from plain data (a preset file, an API body), naming any unknown field."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if f.init}
         unknown = sorted(set(data) - known)
         if unknown:
             raise InvalidInput(
@@ -144,6 +157,9 @@ class Architecture:
             return cls(**values)
         except TypeError as exc:
             raise InvalidInput("arch", str(exc), "the architecture fields") from exc
+
+
+_HASHED = tuple(f.name for f in fields(Architecture) if f.compare)
 
 
 def _sub(kind: type[Any], data: dict[str, Any], prefix: str) -> Any:

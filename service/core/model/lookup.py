@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from service.core.errors import InvalidInput, UnknownName
@@ -12,7 +13,7 @@ from service.core.model.bare_sizes import bare_size_label, parse_size, resolve_b
 from service.core.model.caveats import Caveat, architecture_caveats, checkpoint_note
 from service.core.model.hf_config import architecture_from_hf_config, looks_like_hf_config
 from service.core.model.params import check_total_size, parameter_count
-from service.core.model.presets import find_preset
+from service.core.model.presets import ModelPreset, find_preset
 
 BARE_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*[mMbBtT]\s*$")
 
@@ -52,9 +53,7 @@ def resolve_model(
             if BARE_SIZE.match(model):
                 return _bare(model)
             raise
-        found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})",
-                              weight_format=preset.weight_format, label=preset.name)
-        return _restated(_with_caveats(found, checkpoint_note(preset.weight_format)), params_b)
+        return _restated(_preset_model(preset), params_b)
     if params_b is not None:
         return _bare(params_b * 1e9)
     raise InvalidInput(
@@ -62,6 +61,13 @@ def resolve_model(
         "no model given",
         "a model id or alias (llama-3-8b), a size (params_b: 7 or model: '7B'), or arch",
     )
+
+
+@lru_cache(maxsize=1024)  # one per preset, asked for on every request about it
+def _preset_model(preset: ModelPreset) -> ResolvedModel:
+    found = ResolvedModel(preset.arch, preset.id, f"{preset.name} ({preset.hf_repo})",
+                          weight_format=preset.weight_format, label=preset.name)
+    return _with_caveats(found, checkpoint_note(preset.weight_format))
 
 
 def _with_caveats(found: ResolvedModel, checkpoint: str = "") -> ResolvedModel:

@@ -183,6 +183,7 @@ def _candidates(name: str) -> list[str]:
     return forms + [strip_suffixes(form) for form in forms]
 
 
+@lru_cache(maxsize=4096)  # every request looks its model's name up two or three times
 def lookup_preset(name: str) -> ModelPreset | None:
     """The preset a name stands for, or None."""
     index = _index()

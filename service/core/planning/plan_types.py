@@ -5,7 +5,8 @@ Plain immutable data: the planner builds it once; the report turns it into text 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from service.core.compute.time_cost import TimeAndCost
 from service.core.hardware.gpus import Gpu
@@ -42,6 +43,10 @@ class Layout:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt by the constructor: another process hashes strings differently
+        return (Layout, tuple(getattr(self, f.name) for f in fields(self) if f.init))
 
     def describe(self) -> str:
         """'ZeRO-3 + full recompute, micro-batch 1 x 32 accumulation' (the knobs people set)."""

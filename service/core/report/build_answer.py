@@ -26,7 +26,7 @@ from service.core.report.answer_types import (
     PlannerEntry,
     SeedCountEntry,
 )
-from service.core.report.formula_text import with_values
+from service.core.report.formula_text import component_values
 from service.core.report.headline import answer_verdict, band_note, plan_verdict
 
 
@@ -43,7 +43,7 @@ def per_gpu(est: Estimate) -> PerGpuBytes:
 
 def formula_entries(est: Estimate) -> list[FormulaEntry]:
     return [FormulaEntry(c.key, c.expression, c.term_map, c.bytes, c.source,
-                         with_values(c.expression, c.term_map), c.note)
+                         component_values(c.expression, c.terms), c.note)
             for c in est.components]
 
 

@@ -41,3 +41,10 @@ def with_values(expression: str, terms: Mapping[str, Number]) -> str:
             known = name not in _FUNCTIONS and name in terms
             out.append(number_text(terms[name]) if known else name)
     return "".join(out)
+
+
+@lru_cache(maxsize=4096)
+def component_values(expression: str, terms: tuple[tuple[str, Number], ...]) -> str:
+    """``with_values`` of a component's expression and terms: the model states' components
+    are the same for every question about one model and layout, and so is their text."""
+    return with_values(expression, dict(terms))
