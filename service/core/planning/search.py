@@ -95,15 +95,23 @@ class Searcher:
         return result
 
     def _leanest(self, layouts: list[Layout]) -> Candidate | None:
-        """The first layout with the lowest total (a bound at or above it settles a layout)."""
-        lowest: Candidate | None = None
-        for lay in layouts:
-            if lowest is not None and (self.memory.lower_bound(lay) >= lowest.total_bytes
-                                       or self.memory.floor(lay) >= lowest.total_bytes):
+        """The first layout with the lowest total. Branch and bound: layouts are tried by
+        their lower bound, lowest first, and none is evaluated whose bound shows it cannot
+        beat the lowest so far (a tie goes to the earlier layout)."""
+        memory = self.memory
+        lowest: tuple[int, int] | None = None  # (total, index in ``layouts``)
+        for bound, index, lay in sorted((memory.lower_bound(lay), i, lay)
+                                        for i, lay in enumerate(layouts)):
+            if lowest is not None and (bound, index) > lowest:
+                if bound > lowest[0]:
+                    break  # every layout left has a bound above the lowest total
                 continue
-            if lowest is None or self.memory.total(lay) < lowest.total_bytes:
-                lowest = self.candidate(lay)
-        return lowest
+            if lowest is not None and (memory.floor(lay), index) > lowest:
+                continue
+            found = (memory.total(lay), index)
+            if lowest is None or found < lowest:
+                lowest = found
+        return self.candidate(layouts[lowest[1]]) if lowest is not None else None
 
     def _best_knobs(self, s: Structure) -> Candidate | None:
         """The fastest knob setting of a structure that fits; among equally fast ones the
