@@ -11,9 +11,14 @@ from engine_support import plan_of
 
 from service.answers import compute_answer
 from service.core.hardware.fleet import default_fleet_ids, fleet_gpus
-from service.core.hardware.gpus import find_gpu
+from service.core.hardware.gpus import Gpu, find_gpu
 from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.planning.fixes import other_gpus
+from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, Plan
+from service.core.planning.search import fewest, states_lower_bound
+from service.core.planning.search_setup import make_searcher
 from service.settings import Settings
 
 R = EstimateRequest
@@ -125,3 +130,31 @@ def test_an_offload_fix_for_the_trainer_keeps_the_trainer() -> None:
     plain = plan_of(R(model="qwen2.5-32b", task="finetune", zero_stage=3, seq_len=4096,
                       gpu="a100-40gb", gpu_count=4))
     assert any(f.changes.get("framework") == "deepspeed" for f in fixes(plain))
+
+
+@pytest.mark.parametrize("fields", [
+    {"model": "llama-3.1-70b", "seq_len": 8192, "global_batch": 512, "gpu": "h100-80gb",
+     "gpu_count": 8},
+    {"model": "qwen2.5-14b", "task": "finetune", "lora_rank": 16, "gpu": "rtx4090-24gb",
+     "gpu_count": 1},
+])
+def test_a_move_to_another_gpu_searches_only_as_far_as_it_may_go(
+        fields: dict[str, object]) -> None:
+    """Moves are offered in no more nodes than the fix on the asked GPU: searching each fleet
+    GPU only that far gives the very moves an unbounded search does."""
+    resolved = resolve(EstimateRequest(**fields))  # type: ignore[arg-type]
+    gpu, fleet = find_gpu(str(fields["gpu"])), fleet_gpus(default_fleet_ids())
+
+    def unbounded(other: Gpu) -> FleetFit | None:
+        searcher = make_searcher(resolved, other)
+        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
+                        with_miss=False)
+        if hit is None or hit.best is None:
+            return None
+        return FleetFit(hit.best.layout.gpus, searcher.space.gpus_per_node,
+                        hit.best.layout.describe(), hit.best.total_bytes)
+
+    count = int(str(fields["gpu_count"]))
+    moves = other_gpus(resolved, gpu, fleet, count)
+    assert moves == fleet_moves(gpu, fleet, count, unbounded)
+    assert moves, "the case should offer at least one move"
