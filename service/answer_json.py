@@ -25,7 +25,7 @@ def answer_text(answer: Answer) -> str:
     process sends back (a string crosses a process boundary far cheaper than the dataclasses)."""
     if answer.link is not None:
         raise ValueError("answer_text is for answers without their link")
-    return json.dumps(answer_dict(answer), ensure_ascii=False, separators=(",", ":"))
+    return ANSWER.dump_json(answer).decode()
 
 
 def text_with_link(text: str, url: str) -> bytes:
