@@ -15,6 +15,7 @@ from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
 from service.parser.token_counts import token_counts
 from service.parser.types import Finding, Parsed, Unknown
+from service.parser.user_counts import user_counts
 
 MODEL_FIELDS = ("model", "params_b", "arch")
 MAX_IGNORED = 6  # a long paste's unread numbers: the first few are enough to say
@@ -39,7 +40,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     task = rules.task(cue, ordered, prev)
     if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
         notes.append(rules.TASK_NOTE)
-    unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes)
+    unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes) \
+        + user_counts(ordered, scan, notes)
     rules.normalize(ordered, task, notes)
     ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
     ignored = ignored[:MAX_IGNORED]

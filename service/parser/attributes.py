@@ -3,14 +3,14 @@ context, "8x" for a GPU count, "40%" for an MFU), the range in which the binding
 the values people usually mean there. Outside the range a binding is unlikely but still possible:
 "seq -1" must reach the request's range check and be refused there, by name.
 
-Attributes are request fields, ``arch.*`` for a custom architecture, ``_``-prefixed readings
-that other fields use (``_batch``: micro-batch for training, decoded batch for serving;
-``_per_gpu``; ``_grad_accum``; ``_epochs``; ``_dp``; ``_prompt`` and ``_output``: a context is
-prompt + output), a ``~`` variant of an attribute that only some suffixes reach ("4k sequences"
-is a length, "100 sequences" a count), ``unused.*`` for settings that
-do not change memory (learning rate, seed, port: understood, not reported), and ``unsupported.*``
-for quantities fitcheck cannot use (a time budget, GPU-hours, throughput): named in the reply.
-"""
+Attributes are request fields, ``arch.*`` for a custom architecture, ``_``-prefixed readings that
+other fields use (``_batch``: micro-batch for training, decoded batch for serving; ``_per_gpu``;
+``_grad_accum``; ``_epochs``; ``_dp``; ``_prompt`` and ``_output``: a context is prompt + output;
+``_users_total``: daily or total users, not how many at once), a ``~`` variant of an attribute that
+only some suffixes reach ("4k sequences" is a length, "100 sequences" a count), ``unused.*`` for
+settings that do not change memory (learning rate, seed, port: understood, not reported), and
+``unsupported.*`` for quantities fitcheck cannot use (a time budget, GPU-hours, throughput): named
+in the reply."""
 
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("seq_len~k", frozenset({"k"}), 64, 10_000_000, (256, 2_097_152)),  # "4k sequences"
     Attribute("_prompt", LENGTH, 16, 10_000_000, (128, 2_097_152)),
     Attribute("concurrent", PLAIN | {"k"}, 1, 1_000_000, (1, 10_000)),
+    Attribute("_users_total", PLAIN | {"k", "m"}, 1, 10_000_000_000, (10, 10_000_000)),
     Attribute("_batch", PLAIN, 1, 100_000, (1, 1024)),
     Attribute("_per_gpu", PLAIN, 1, 4096, (1, 256)),
     Attribute("micro_batch", PLAIN, 1, 100_000, (1, 256)),

@@ -27,7 +27,11 @@ from service.parser.vocabulary import Cue
 _BEFORE = re.compile(
     rf"(?:(?<![\w.])(?P<nodes>{COUNT})[ \t]*(?:x|\*)?[ \t]*(?:nodes?|machines?|servers?|boxes|hosts)[ \t]*"
     r"(?:of|with|x|\*|,|each with)?[ \t]*)?"
-    rf"(?:(?<![\w.])(?P<count>{COUNT})(?:[ \t]{{0,3}}[x*×][ \t]{{0,3}}|-| {{1,3}})"
+    # "2x8 h100", "2 x 8xH100": nodes x GPUs per node; "4 8xH100 nodes" (kept only when a node
+    # word follows the name)
+    r"(?:(?<![\w.])(?P<outer_x>\d+)[ \t]*[x*×][ \t]*(?=\d+(?:[ \t]{0,3}[x*×]|-| ))"
+    rf"|(?<![\w.])(?P<outer>{COUNT})[ \t]+(?=\d+[ \t]*[x*×]))?"
+    rf"(?:(?:(?<![\w.])|(?<=[x*×]))(?P<count>{COUNT})(?:[ \t]{{0,3}}[x*×][ \t]{{0,3}}|-| {{1,3}})"
     r"(?:of[ \t]+(?:those|these|the|them|our)[ \t]+)?)?"
     r"(?:\d{2,3}[ \t]*gb[ \t]+)?$"
 )
@@ -105,6 +109,19 @@ def _taken(marked: str, at: int, end: int) -> bool:
                and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
 
 
+def _outer_nodes(before: re.Match[str] | None, after: str) -> int | None:
+    """The node count written before a node's GPU count: "2x8 h100", "2 x 8xH100" always;
+    "4 8xh100" only with a node word after the name ("4 8xh100 nodes")."""
+    if before is None:
+        return None
+    if before.group("outer_x"):
+        return count(before.group("outer_x"))
+    node_word = _AFTER_NODE.match(after)
+    if before.group("outer") and node_word and node_word.group("word").endswith(("s", "boxes")):
+        return count(before.group("outer"))
+    return None
+
+
 def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     view = scan.view()
     start, end = mention.start, mention.end
@@ -112,6 +129,11 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     before = _BEFORE.search(view[base:start])
     nodes = count(before.group("nodes")) if before and before.group("nodes") else None
     per = count(before.group("count")) if before and before.group("count") else None
+    outer = _outer_nodes(before, view[end:end + 40]) if per is not None and not nodes else None
+    if outer is not None:  # "2x8 h100", "4 8xh100 nodes": nodes of a node's GPUs
+        nodes = outer
+    elif before and (before.group("outer") or before.group("outer_x")):
+        before = _BEFORE.search(view[base + before.start("count"):start])  # not a node count
     if before and per is not None and not nodes and _AFTER_COUNT.match(view[end:end + 12]):
         per = None  # "batch 2 a100 x 64": the count is after the name
     elif before and per is not None and not nodes \
@@ -131,7 +153,9 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
         end += after_count.end()
     per_node = False
     node_word = _AFTER_NODE.match(view[end:end + 40])
-    if node_word and nodes is None:
+    if node_word and outer is not None and not node_word.group("per"):
+        end += node_word.end()  # "4 8xh100 nodes": the node word is read
+    elif node_word and nodes is None:
         end += node_word.end()
         if node_word.group("per"):  # "8 h100 nodes of 8 gpus"
             nodes, per = per, count(node_word.group("per"))

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 
 from service.parser.gpu_names import resolve
+from service.parser.numbers import WORD, count
 from service.parser.scan import Scan
 
-_MANY = r"(?:\b(?P<many>\d{1,4})\s*(?:x\s*)?)?"  # "2 p5.48xlarge": two nodes
+_MANY = rf"(?:\b(?P<many>\d{{1,4}}|{WORD})\s*(?:x\s*)?)?"  # "2 p5.48xlarge", "two p5s": nodes
 _AWS = re.compile(_MANY + r"\b(?P<family>p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
                   r"\.(?P<size>\d*x?large|metal)\b")
 _GCP = re.compile(_MANY + r"\b(?:(?:a2-(?P<a2>high|mega|ultra)gpu|a3-(?P<a3>high|mega|edge|ultra)gpu)"
@@ -29,8 +30,7 @@ def find_instances(scan: Scan) -> None:
     for m in scan.finditer(_AWS, limit=2):
         family, size = m.group("family"), m.group("size")
         sizes = _P3_COUNT if family == "p3" else _AWS_COUNT
-        count = 8 if family in _EIGHT else sizes.get(size, 1)
-        _add(scan, m, _AWS_GPU[family], count)
+        _add(scan, m, _AWS_GPU[family], 8 if family in _EIGHT else sizes.get(size, 1))
     for m in scan.finditer(_GCP, limit=2):
         if m.group("g2"):
             _add(scan, m, "l4-24gb", _G2_COUNT.get(int(m.group("g2")), 1))
@@ -40,12 +40,12 @@ def find_instances(scan: Scan) -> None:
             _add(scan, m, "h200-141gb" if m.group("a3") == "ultra" else "h100-80gb", int(m.group("n")))
 
 
-def _add(scan: Scan, m: re.Match[str], gpu: str, count: int) -> None:
+def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int) -> None:
     if resolve(gpu) != gpu:
         return
     written = " ".join(scan.text[m.start():m.end()].split())
-    nodes = int(m.group("many")) if m.group("many") else None
-    total = count * (nodes or 1)
+    nodes = count(m.group("many")) if m.group("many") else None
+    total = per_node * (nodes or 1)
     scan.add("gpu", gpu, m.start(), m.end(), f"{written} = {total}x {gpu}")
     scan.add("gpu_count", total, m.start(), m.end())
     if nodes is not None:

@@ -31,7 +31,7 @@ _UNCLAIMED = ("framework", "finetune_method")  # words that also carry other val
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
 _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
-         r"recomput(?:e|ation)|activation\s+recomput\w*|checkpointing)")
+         r"recomp(?:ute|utation)?\b|activation\s+recomput\w*|checkpointing)")
 PASTED_OPTIMIZERS = "|".join(sorted((n for n in OPTIMIZER_NAMES if "_" in n), key=len, reverse=True))
 _FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
 
@@ -84,7 +84,7 @@ RULES: tuple[Rule, ...] = (
     # recompute
     _r(rf"\b{_NO}(?:full\s+)?{_CKPT}", "recompute", "none"),
     _r(r"\bgradient_checkpointing\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
-    _r(r"\bselective\s+(?:activation\s+)?(?:recomput\w*|checkpointing|ckpt)|--recompute-activations\b"
+    _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt)|--recompute-activations\b"
        r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
@@ -139,7 +139,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
-    "recompute": ("ckpt", "checkpoint", "recomput", "selective"),
+    "recompute": ("ckpt", "checkpoint", "recomp", "selective"),
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in"),

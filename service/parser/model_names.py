@@ -149,7 +149,23 @@ def find_models(scan: Scan) -> None:
             continue
         used = _mention(scan, words, i, family)
         i += max(used, 1)
+    _bare_r1(scan)
     find_bare_sizes(scan)
+
+
+# DeepSeek-R1 is mostly written bare ("serve r1 on 8x h200"); "r1" after a LoRA word is a rank
+_R1 = re.compile(r"(?<![\w.\-=])r1(?:[\s\-_]*0528)?(?:[\s\-_]*671b)?(?![\w.=])")
+_LORA_BEFORE = re.compile(r"(?:q?lora|rank|adapters?)\W{0,3}$")
+R1_PRESET = "deepseek-r1"
+
+
+def _bare_r1(scan: Scan) -> None:
+    for m in scan.finditer(_R1, limit=1):
+        if scan.free(m.start(), m.end()) and not _LORA_BEFORE.search(
+                scan.low[max(0, m.start() - 10):m.start()]):
+            preset = lookup_preset(R1_PRESET)
+            if preset is not None:
+                scan.add("model", preset.id, m.start(), m.end(), "read 'r1' as DeepSeek-R1")
 
 
 def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
@@ -171,7 +187,7 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
     return _family_size(scan, words, i, family, fixed, typo)
 
 
-_DISTILL = re.compile(r"\bdeepseek[\s\-_]*r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
+_DISTILL = re.compile(r"\b(?:deepseek[\s\-_]*)?r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
                       r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?)?\b")
 _DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
                  ("qwen", "14b"): "qwen2.5-14b", ("qwen", "32b"): "qwen2.5-32b",

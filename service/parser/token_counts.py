@@ -54,10 +54,10 @@ def _prompt_and_output(ordered: dict[str, list[Any]], scan: Scan, notes: list[st
     prompts = [int(p) for p in ordered.pop("_prompt", []) if isinstance(p, int | float)]
     outputs = [int(o) for o in ordered.pop("_output", []) if isinstance(o, int | float)]
     if not prompts:
-        return _written(scan, "_output") if outputs else []
+        return written_as(scan, "_output") if outputs else []
     if ordered.get("seq_len"):
         ordered["seq_len"] += [p for p in prompts if p not in ordered["seq_len"]]
-        return _written(scan, "_output") if outputs else []
+        return written_as(scan, "_output") if outputs else []
     total = prompts[0] + (outputs[0] if outputs else 0)
     ordered["seq_len"] = [total]
     notes.append(f"context = {prompts[0]:,} prompt + {outputs[0]:,} output = {total:,} tokens" if outputs
@@ -71,7 +71,7 @@ def _batch_in_tokens(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]
     if not batches:
         return []
     if not seq or not isinstance(seq[0], int) or ordered.get("global_batch"):
-        return _written(scan, "_batch_tokens")
+        return written_as(scan, "_batch_tokens")
     total = batches[0]
     for binary in (total * 1.048576, total * 1.024):  # "4M tokens" at 4096 = 1,024 x 4096 = 4 x 2^20
         if abs(binary / seq[0] - round(binary / seq[0])) < 1e-6:
@@ -92,10 +92,10 @@ def _epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list
         ordered["tokens"] = [t * counts[0] if isinstance(t, int | float) else t for t in tokens]
         notes.append(f"{tokens[0]:.3g} tokens x {counts[0]} epochs")
         return []
-    return _written(scan, "_epochs")
+    return written_as(scan, "_epochs")
 
 
-def _written(scan: Scan, field: str) -> list[Finding]:
+def written_as(scan: Scan, field: str) -> list[Finding]:
     """The first finding of ``field`` as an ``_unread`` finding with the words as written."""
     for f in scan.findings:
         if f.field == field:

@@ -3,8 +3,8 @@
 One left-to-right regex pass (linear in the text) gives numbers with their suffix (4k, 32K, 1.5T,
 2e12, 80gb, 8x, x8, $2.5, 40%), words, separators (, ; | newline brackets), glue (``_ - /``
 inside identifiers and flags), binders (``= :`` and quotes) and ``ent`` for each span an earlier
-step claimed (a model, a GPU, a switch). ``tp4``/``r16``/``mbs2`` split into word and number;
-other words keep their digits ("a770", "v2" are not numbers). Count words ("one", "two",
+step claimed (a model, a GPU, a switch). ``tp4``/``r16``/``mbs2``/``seq4096``/``ctx8k`` split
+into word and number; other words keep their digits ("a770", "v2" are not numbers). Count words ("one", "two",
 "a single") are numbers too, marked ``spelled`` so they are never reported as ignored.
 """
 
@@ -35,7 +35,7 @@ _TOKEN = re.compile(_PATTERN)
 # thousands separators: "2,256" is two numbers there.
 _NO_GROUPS = re.compile(_PATTERN.replace(r"\d{1,3}(?:,\d{3})+(?![\dkmbt])|", ""))
 _BARE_COMMA = re.compile(r",[a-z]")
-_GLUED = re.compile(r"^(tp|pp|cp|ep|dp|r|bs|mbs|gbs|x|ga)(\d{1,6})$")
+_GLUED = re.compile(r"^(tp|pp|cp|ep|dp|r|bs|mbs|gbs|x|ga|seq|ctx)(\d{1,6})(k?)$")
 SPELLED: dict[str, int] = {
     "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16, "twenty": 20, "dozen": 12,
@@ -80,11 +80,14 @@ def _word(m: re.Match[str]) -> list[Token]:
         if text in SPELLED:
             return [Token("num", text, m.start(), m.end(), float(SPELLED[text]), spelled=True)]
         return [Token("word", text, m.start(), m.end())]
-    head, digits = glued.groups()
+    head, digits, unit = glued.groups()
+    if unit and head not in ("seq", "ctx"):  # "seq8k", "ctx32k": token counts; "bs8k" is not
+        return [Token("word", text, m.start(), m.end())]
     split = m.start() + len(head)
     if head == "x":  # "x8": a count written after its thing ("h100 x8")
         return [Token("num", text, m.start(), m.end(), float(digits), "x")]
-    return [Token("word", head, m.start(), split), Token("num", digits, split, m.end(), float(digits))]
+    return [Token("word", head, m.start(), split),
+            Token("num", digits + unit, split, m.end(), float(digits), unit)]
 
 
 def tokenize(view: str) -> list[Token]:

@@ -32,6 +32,9 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         max prompt length, token prompts, tokens prompts, token prompt, input, inputs, prompt tokens,
         tokens input, tokens of input
     """),
+    ("_prompt", "B", """
+        in
+    """),
     ("seq_len~k", "B", """
         sequences, seqs, sequence, samples
     """),
@@ -42,8 +45,14 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         parallel users, parallel sequences, parallel streams, parallel reqs, simultaneous users,
         simultaneous requests, simultaneous sessions, simultaneous, active users, requests, request,
         reqs, sessions, streams, clients, people, ppl, conversations, chats, sequences, seqs,
-        requests in parallel, reqs in parallel, in parallel, concurrent reqs, daily users, customers,
-        agents, concurrent, concurrent connections, connections
+        requests in parallel, reqs in parallel, in parallel, concurrent reqs, customers,
+        agents, concurrent, concurrent connections, connections, at a time, at once, concurrently,
+        simultaneously, at the same time, users at a time, users at once, at peak
+    """),
+    ("_users_total", "B", """
+        daily users, daily active users, dau, daus, monthly users, monthly active users, mau, maus,
+        weekly users, weekly active users, total users, users total, users a day, users per day,
+        users daily, registered users, users a month, users per month, user base, users overall
     """),
     ("concurrent", "A", """
         concurrency, max num seqs, max running requests, max concurrent requests, max concurrency,
@@ -177,11 +186,12 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("_output", "B", """
         tokens of output, tokens output, output tokens each, tokens of generation, generated tokens,
-        new tokens, tokens out
+        new tokens, tokens out, out, output each, outputs each
     """),
     ("_output", "E", """
         output tokens, max new tokens, new tokens, output length, output len, generation length,
-        max tokens, completion tokens, tokens out
+        max tokens, completion tokens, tokens out, output, outputs, generation, completion,
+        completions, response length, responses
     """),
     ("arch.layers", "E", """
         layers, layer, num layers, n layers, num hidden layers, depth, blocks, transformer layers,

@@ -10,11 +10,11 @@ about the same job.
 What a step holds whatever its activation knobs (``training_phases.step_states``: model states,
 weight copies, buckets, the optimizer step's temporaries) reads only the layout's data, tensor,
 pipeline and expert parallelism, ZeRO stage, offload and stack, so it is computed once for the
-layouts that differ in recompute, micro-batch, context or sequence parallelism. Two lower bounds prune before the full evaluation: every phase holds the weights,
-the optimizer state and ZeRO-3's gathered layers, the phase that keeps the saved activations
-holds them too, and the overhead is at least what lives outside PyTorch, so neither sum ever
-exceeds the total (``tests/test_layout_totals.py`` holds them to it).
-"""
+layouts that differ in recompute, micro-batch, context or sequence parallelism. Two lower bounds
+prune before the full evaluation: every phase holds the weights, the optimizer state and ZeRO-3's
+gathered layers, the phase that keeps the saved activations holds them too, and the overhead is at
+least what lives outside PyTorch, so neither sum ever exceeds the total
+(``tests/test_layout_totals.py`` holds them to it)."""
 
 from __future__ import annotations
 
