@@ -18,6 +18,7 @@ least what lives outside PyTorch, so neither sum ever exceeds the total
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import fields, replace
 from typing import Any, cast
@@ -184,22 +185,25 @@ def _field_values(job: Job) -> dict[str, Any]:
 
 
 _tables: OrderedDict[tuple[Job, frozenset[str]], LayoutTotals] = OrderedDict()
+_tables_lock = threading.Lock()
 
 
 def totals_for(resolved: ResolvedJob) -> LayoutTotals:
     """The table of this job (the same job and stated fields: the same totals), the TABLES most
     recent kept."""
     key = (replace(resolved.job, gpu=None), resolved.stated)
-    found = _tables.get(key)
-    if found is None:
-        found = _tables[key] = LayoutTotals(resolved)
-        while len(_tables) > TABLES:
-            _tables.popitem(last=False)
-    else:
-        _tables.move_to_end(key)
+    with _tables_lock:  # the service's thread workers share the tables
+        found = _tables.get(key)
+        if found is None:
+            found = _tables[key] = LayoutTotals(resolved)
+            while len(_tables) > TABLES:
+                _tables.popitem(last=False)
+        else:
+            _tables.move_to_end(key)
     return found
 
 
 def clear_tables() -> None:
     """Forget every kept table (benchmarks time a cold search)."""
-    _tables.clear()
+    with _tables_lock:
+        _tables.clear()
