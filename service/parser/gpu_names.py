@@ -27,9 +27,10 @@ _NAME = re.compile(
     r"(?P<core>(?:rtx|gtx)[\s\-]*(?:pro[\s\-]*)?a?\d{3,4}(?!\d)"
     r"|rx[\s\-]*\d{3,4}|titan[\s\-]*(?:rtx|xp|x|v)?|(?:gh|gb)\d{3}|mi[\s\-]?\d{3}[a-z]?"
     r"|6000[\s\-]*ada|h\d{2,3}|a\d{2,4}g?|b\d{3}a?|l\d{2}s?|v100|k80|p100|[tl]4|[1-5]0[5-9]0)"
+    r"(?:s(?=[\s\-_(]+(?:sxm|pcie|nvl|\(?\d{1,3}\s?(?:gb|gib|g)\b)))?"  # "a100s 40g", "h100s pcie"
     r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
     r"|xtx|xt|gre|ultra))*)"
-    r"(?P<mem>[\s\-_]{0,3}\(?\d{1,3}\s?(?:gb|gib|g)\)?(?![a-z0-9])"
+    r"(?P<mem>[\s\-_]{0,3}\(?\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9])"
     r"|[ \-_](?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%])"
     r"(?!\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
     r"|clients?|chats?|gpus?|cards?|nodes?|layers|heads)\b))?"
@@ -100,17 +101,22 @@ def find_gpu_names(scan: Scan) -> list[GpuMention]:
 
 def _mention(scan: Scan, m: re.Match[str]) -> GpuMention:
     name = f"{m.group('vendor')} {m.group('core')} {m.group('variant')}"
-    mem = m.group("mem") or ""
+    mem = (m.group("mem") or "").removesuffix("s")  # "a100-40gbs"
     with_unit = bool(re.search(r"[a-z]", mem))
     gpu = resolve(f"{name} {mem}") if mem else resolve(name)
     end = m.end()
     if gpu is None and mem and not with_unit:  # "h100 64 users": 64 is not its memory
         gpu = resolve(name)
         end = m.start("mem")
-    if gpu is not None:
-        return GpuMention(gpu, m.start(), end, box=bool(m.group("box")))
     start = m.start()
     memory_first = _MEMORY_FIRST.search(scan.view()[max(0, start - 10):start])  # "a 12gb 2060"
+    if memory_first and not mem:  # "8 40gb a100s": the memory written first picks the variant
+        sized = resolve(f"{name} {memory_first.group(0).strip()}")
+        if sized is not None and sized != gpu:
+            return GpuMention(sized, start - len(memory_first.group(0)), end,
+                              box=bool(m.group("box")))
+    if gpu is not None:
+        return GpuMention(gpu, m.start(), end, box=bool(m.group("box")))
     if memory_first and not mem:
         start -= len(memory_first.group(0))
     written = " ".join(scan.text[start:m.end() - len(m.group("plural") or "")].split())

@@ -34,6 +34,8 @@ _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|c
          r"recomp(?:ute|utation)?\b|activation\s+recomput\w*|checkpointing)")
 PASTED_OPTIMIZERS = "|".join(sorted((n for n in OPTIMIZER_NAMES if "_" in n), key=len, reverse=True))
 _FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
+# a switch turned off after its name: "grad checkpointing off", "offload: false", "... disabled"
+_OFF = r"\s*(?:[=:]\s*[\"']?)?(?:off|disabled?|false|none)\b"
 
 
 def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
@@ -82,7 +84,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\blion\b", "optimizer", "lion"),
     _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
     # recompute
-    _r(rf"\b{_NO}(?:full\s+)?{_CKPT}", "recompute", "none"),
+    _r(rf"\b{_NO}(?:full\s+)?{_CKPT}|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}", "recompute", "none"),
     _r(r"\bgradient_checkpointing\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
     _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt)|--recompute-activations\b"
        r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
@@ -94,7 +96,7 @@ RULES: tuple[Rule, ...] = (
        "flash_attn", False),
     _r(rf"\b{_FLASH}|--use-flash-attn\b|flash_attention_2", "flash_attn", True),
     # offload
-    _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*", "offload", "none"),
+    _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}", "offload", "none"),
     _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
        r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload", "offload", "optimizer_and_params"),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
