@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# with the misspellings people type in a hurry ("finetnue", "inferance", "servng")
 _FINETUNE = re.compile(
-    r"\b(?:fine[\s\-]?tun\w*|finetun\w*|ft|sft|q?lora|peft|adapters?|dpo|rlhf|ppo|grpo|orpo|kto|"
+    r"\b(?:fine[\s\-]?tun\w*|finetun\w*|fine[\s\-]?tnu\w*|finet[nu]{2}e\w*|ft|sft|q?lora|peft|"
+    r"adapters?|dpo|rlhf|ppo|grpo|orpo|kto|"
     r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b")
 _SERVE = re.compile(
-    r"\b(?:serv(?:e|es|ed|ing|er)|inference|infer|deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
+    r"\b(?:serv(?:e|es|ed|ing|er)|servng|sevr(?:e|ing)|inf[ae]r[ae]nce|infr?ence|infere?[cn]e|infer|"
+    r"deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
     r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher)\b")
 # Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
 _SERVE_SETTING = re.compile(

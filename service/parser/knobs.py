@@ -55,7 +55,8 @@ RULES: tuple[Rule, ...] = (
        r"|\bfull[\s\-]*param(?:eter)?s?\b",
        "finetune_method", "full"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
-    _r(r"\bfsdp2?\b|\bhsdp\b", "framework", "fsdp"),
+    _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b",
+       "framework", "fsdp"),
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
     _r(r"\bdeep[\s\-]?speed\b", "framework", "deepspeed"),
     # ZeRO / FSDP / DDP
@@ -67,6 +68,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),
     _r(r"\b(?:shard_grad_op|grad[\s_]*op)\b", "zero_stage", 2, "FSDP SHARD_GRAD_OP = ZeRO-2"),
     _r(r"\bno_shard\b", "zero_stage", 0),
+    _r(r"\bfull[\s_]shard\b", "zero_stage", 3, "FSDP FULL_SHARD = ZeRO-3"),
     _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3, "HSDP read as FSDP full sharding"),
     _r(r"\bfsdp2?\b", "zero_stage", FSDP, "FSDP full sharding = ZeRO-3"),
     _r(r"\bddp\b|\bplain\s+data[\s\-]parallel", "zero_stage", 0),
@@ -98,7 +100,8 @@ RULES: tuple[Rule, ...] = (
     # offload
     _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}", "offload", "none"),
     _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
-       r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload", "offload", "optimizer_and_params"),
+       r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload|\bfsdp_offload_params\s*[=:]\s*true\b",
+       "offload", "optimizer_and_params"),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
     _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
        "sequence_parallel", True),
@@ -110,8 +113,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bq([2-8])\b(?!_)", "quantization", GGUF,
        "a bare Qn read as llama.cpp's Qn_K_M (Q8_0, Q6_K)"),
     _r(r"\bgguf\b", "quantization", GGUF_DEFAULT, "GGUF read as Q4_K_M"),
-    _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true", "quantization", "nf4"),
-    _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b", "_dtype", "int8"),
+    _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true"
+       r"|\bquantization_bit\s*[=:]\s*4\b", "quantization", "nf4"),  # LLaMA-Factory: bitsandbytes
+    _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b|\bquantization_bit\s*[=:]\s*8\b", "_dtype", "int8"),
     # bare dtypes: precision for training, weights for serving
     _r(r"\bpure\s+bf16\b|\bbf16\s+(?:only|everything|weights\s+and\s+optimizer)\b", "precision", "bf16"),
     _r(r"\b(?:fp|float|bfloat)(8|16|32)\b|\b(bf16|tf32)\b|\b(int8|int4)\b|\b([48])[\s\-]?bits?\b",
@@ -144,8 +148,10 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
-    "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in"),
-    "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8"),
+    "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
+                     "quantization_bit"),
+    "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8",
+               "quantization_bit"),
     "precision": ("pure", "bf16", "mixed", "amp"),
 }
 
@@ -157,7 +163,7 @@ def find_knobs(scan: Scan) -> None:
             if not scan.free(m.start(), m.end()):
                 continue
             if field == "_dtype":
-                found: Any = _dtype(m)
+                found: Any = _dtype(m) if value == G else value  # "load_in_8bit: true" is int8
             elif value == GGUF:
                 near = scan.low[max(0, m.start() - 12):m.end() + 8]
                 if m.group(1) not in _GGUF or not _QUANT_CONTEXT.search(near):
@@ -187,7 +193,8 @@ _TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'
 _ATTN_ONLY = re.compile(r"\b(?:attention[\s\-]only|only\s+(?:on\s+)?(?:the\s+)?attention|"
                         r"q[\s,/&+]*(?:and\s+)?v(?:[\s_]*proj)?\s+only"
                         r"|only\s+q[\s,/&+]*(?:and\s+)?v|on\s+q_proj\s+and\s+v_proj)\b")
-_ALL_LINEAR = re.compile(r"\ball[\s\-_]*linear(?:\s+layers)?\b|\ball\s+(?:the\s+)?projections\b")
+_ALL_LINEAR = re.compile(r"\ball[\s\-_]*linear(?:\s+layers)?\b|\ball\s+(?:the\s+)?projections\b"
+                         r"|\blora_target\s*[=:]\s*[\"']?all\b|\blora_target_linear\s*[=:]\s*true\b")
 _ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "query_key_value", "c_attn")
 
 

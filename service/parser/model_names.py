@@ -28,7 +28,7 @@ _FAMILY_SIZE = re.compile(
     r"(?:[\s\-_]*(?:instruct|chat|base|it|hf))?[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?(?P<unit>[bm])\b"
 )
 _PACKAGING = frozenset({"instruct", "chat", "it", "base", "hf", "awq", "gptq", "gguf", "fp8", "fp16",
-                        "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo"})
+                        "bf16", "int4", "int8", "4bit", "8bit", "sft", "dpo", "bnb", "unsloth"})
 _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
 _NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama",
                       "deepspeed", "megatron", "pytorch", "gemm", "mistake", "falcons"})

@@ -32,6 +32,7 @@ _SUFFIXES = frozenset(
     {
         "instruct", "chat", "it", "base", "hf", "pt", "sft", "dpo", "rlhf", "deduped",
         "awq", "gptq", "gguf", "mlx", "fp8", "fp16", "bf16", "int4", "int8", "4bit", "8bit",
+        "bnb", "unsloth",  # unsloth's pre-quantized uploads: "Llama-3.2-3B-Instruct-unsloth-bnb-4bit"
     }
 )  # fmt: skip
 _CONTEXT_SUFFIX = re.compile(r"\d+k")  # Phi-3-mini-4k / -128k: context length, same weights
