@@ -7,8 +7,8 @@ from typing import Any
 
 from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
-from service.parser.compare import variants
-from service.parser.followup import REQUEST_FIELDS, merge
+from service.parser.compare import against_previous, variants
+from service.parser.followup import REQUEST_FIELDS, merge, same_family
 from service.parser.intent import Cues, cues
 from service.parser.maximum import asked
 from service.parser.scaling import apply_scaling
@@ -47,7 +47,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     ignored = ignored[:MAX_IGNORED]
     compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())
     if len(compare) < 2:
-        compare_field, compare = None, ()
+        compare_field, compare = against_previous(scan.low, ordered, prev)
     fields = {k: v[0] for k, v in ordered.items() if k in REQUEST_FIELDS}
     notes += _second_values(ordered, compare_field)
     for variant in compare:
@@ -68,6 +68,12 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     if not how_many:
         rules.serving_gpus(fields, notes)
+    if "params_b" in fields and not fields.keys() & {"model", "arch"} and compare_field is None:
+        sibling = same_family(prev.get("model"), fields["params_b"])
+        if sibling is not None:  # "what about the 405b?"
+            fields["model"] = sibling
+            del fields["params_b"]
+            notes.append(f"{prev['model']}'s family in that size: {sibling}")
     merged = merge(prev, fields, how_many)
     if how_many and "gpu" not in merged and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU

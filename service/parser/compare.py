@@ -76,6 +76,26 @@ def variants(findings: list[Finding],
     return field, tuple(Variant(label(field, v), _changes(field, v)) for v in ordered[field])
 
 
+# A follow-up that compares with the thread: "vs mi300x?", "or zero-2?", "how does it compare
+# on b200" (a bare "or" only when it opens the message: "8 gpus or so" compares nothing)
+_VERSUS_THREAD = re.compile(r"^\W*(?:or|vs\.?|versus)\b|\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bbetter\b")
+
+
+def against_previous(text: str, ordered: dict[str, list[Any]],
+                     previous: dict[str, Any]) -> tuple[str | None, tuple[Variant, ...]]:
+    """The thread's value against the one this message names, when it asks for a comparison
+    and names one value of a field the previous request set otherwise."""
+    if not previous or not _VERSUS_THREAD.search(text):
+        return None, ()
+    for field in COMPARABLE:
+        values = ordered.get(field, [])
+        if len(values) == 1 and field in previous and previous[field] != values[0]:
+            old, new = previous[field], values[0]
+            return field, (Variant(label(field, old, previous), _changes(field, old)),
+                           Variant(label(field, new, previous), _changes(field, new)))
+    return None, ()
+
+
 def _changes(field: str, value: Any) -> dict[str, Any]:
     if field == "finetune_method" and value == "qlora":
         return {field: value, "quantization": "nf4"}

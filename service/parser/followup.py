@@ -8,10 +8,12 @@ count drops a stale node count; switching from QLoRA to LoRA drops the 4-bit bas
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from typing import Any
 
 from service.core.job.request import EstimateRequest
+from service.core.model.presets import lookup_preset
 
 REQUEST_FIELDS = frozenset(f.name for f in fields(EstimateRequest))
 MODEL_GROUP = ("model", "params_b", "arch")
@@ -21,6 +23,7 @@ TRAIN_ONLY = ("zero_stage", "optimizer", "micro_batch", "global_batch", "recompu
 SERVE_ONLY = ("concurrent", "batch", "kv_cache_dtype")
 LORA_ONLY = ("lora_rank", "lora_targets")
 _MAX_TEXT = 200
+_SIZE_IN_ID = re.compile(r"(?<![\d.])\d+(?:\.\d+)?b\b")  # "llama-3.1-8b", "mixtral-8x7b"
 
 
 def sanitize(previous: object) -> dict[str, Any]:
@@ -69,3 +72,15 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
                 merged.pop(k, None)
     merged.update(new)
     return merged
+
+
+def same_family(previous_model: object, params_b: float) -> str | None:
+    """"what about the 405b?" in a thread about llama-3.1-8b: the preset of the same family and
+    version in that size (llama-3.1-405b), when there is one."""
+    if not isinstance(previous_model, str):
+        return None
+    size = _SIZE_IN_ID.search(previous_model)
+    if size is None:
+        return None
+    sibling = lookup_preset(f"{previous_model[:size.start()]}{params_b:g}b{previous_model[size.end():]}")
+    return sibling.id if sibling is not None and sibling.id != previous_model else None
