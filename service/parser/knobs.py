@@ -87,7 +87,11 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
     # recompute
     _r(rf"\b{_NO}(?:full\s+)?{_CKPT}|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}", "recompute", "none"),
-    _r(r"\bgradient_checkpointing\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
+    _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
+       r"\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
+    # torchtune, unsloth: ``enable_activation_checkpointing=True``, ``use_gradient_checkpointing="unsloth"``
+    _r(r"\b(?:enable_activation_checkpointing|use_gradient_checkpointing)\s*[=:]\s*[\"']?(?:true|1|unsloth)\b",
+       "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt)|--recompute-activations\b"
        r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",

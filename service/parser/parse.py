@@ -25,13 +25,14 @@ from service.parser.model_names import find_models
 from service.parser.normalize import clean
 from service.parser.not_covered import find_not_covered
 from service.parser.readings import read_quantities
+from service.parser.recipes import find_recipes
 from service.parser.scaling import find_scaling
 from service.parser.scan import Scan
 from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
 
-_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_models, find_knobs, find_scaling,
-                       find_dataset_size, find_hardware, find_not_covered)
+_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_recipes, find_models, find_knobs,
+                       find_scaling, find_dataset_size, find_hardware, find_not_covered)
 CRASH = "Sorry, I couldn't read that one."
 
 

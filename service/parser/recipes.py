@@ -1,0 +1,39 @@
+"""Recipe and config names that carry the model and the method: torchtune's ``tune run
+lora_finetune_distributed --config llama3_1/70B_lora`` (recipes ``{full,lora,qlora}_finetune_*``,
+configs ``<family>/<size>_<method>``). The names are torchtune's own (its ``recipes/configs``
+folders); the model resolves through the preset catalog like any other name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.core.model.presets import lookup_preset
+from service.parser.scan import Scan
+
+_RECIPE = re.compile(r"\b(?P<method>full|lora|qlora)_finetune_(?:single_device|distributed)\b")
+_CONFIG = re.compile(r"(?<![\w/])(?P<family>llama3_3|llama3_2|llama3_1|llama3|llama2|code_llama2|qwen2_5"
+                     r"|qwen3|qwen2|gemma2|gemma|mistral|phi3|phi4)/(?P<size>\d+(?:\.\d+)?b|mini)"
+                     r"(?:_instruct)?_(?P<method>full|lora|qlora)\w*")
+# torchtune's config folder -> the words a preset name is looked up by
+_FAMILY = {"llama3_3": "llama 3.3", "llama3_2": "llama 3.2", "llama3_1": "llama 3.1",
+           "llama3": "llama 3", "llama2": "llama 2", "code_llama2": "codellama", "qwen2_5": "qwen2.5",
+           "qwen3": "qwen3", "qwen2": "qwen2", "gemma2": "gemma 2", "gemma": "gemma", "mistral": "mistral",
+           "phi3": "phi 3", "phi4": "phi 4"}
+_METHOD = {"full": "full", "lora": "lora", "qlora": "qlora"}
+
+
+def find_recipes(scan: Scan) -> None:
+    """Add ``model`` and ``finetune_method`` findings for torchtune configs and recipes."""
+    configs = scan.finditer(_CONFIG, limit=1)
+    for m in configs:  # the config is the more specific: "lora_finetune_* --config .../3B_qlora"
+        preset = lookup_preset(f"{_FAMILY[m.group('family')]} {m.group('size')}")
+        if preset is not None:
+            scan.add("model", preset.id, m.start(), m.end("size"),
+                     f"torchtune config {m.group(0)} read as {preset.id}")
+        scan.add("finetune_method", _METHOD[m.group("method")], m.start(), m.end())
+    for m in scan.finditer(_RECIPE, limit=1):
+        if configs:
+            scan.claim(m.start(), m.end())
+        else:
+            scan.add("finetune_method", _METHOD[m.group("method")], m.start(), m.end())
