@@ -47,9 +47,9 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
     if any(k in new for k in MODEL_GROUP):
         for k in MODEL_GROUP:
             merged.pop(k, None)
-    if ("gpu" in new and how_many) or ("gpu_count" in new and "nodes" not in new):
+    if how_many or ("gpu_count" in new and "nodes" not in new):
         merged.pop("nodes", None)
-    if "gpu" in new and how_many and "gpu_count" not in new:
+    if how_many and "gpu_count" not in new:  # "how many gpus then?": the count is the question
         merged.pop("gpu_count", None)
     if "nodes" in new and "gpu_count" not in new:
         merged.pop("gpu_count", None)

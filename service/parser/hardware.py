@@ -15,8 +15,9 @@ import re
 
 from service.core.hardware.gpus import find_gpu
 from service.parser.binding import Item, bind, items
-from service.parser.gpu_names import GpuMention, find_gpu_names
+from service.parser.gpu_names import GpuMention, find_gpu_names, resolve
 from service.parser.instances import find_instances
+from service.parser.not_covered import names_uncovered_hardware
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
 from service.parser.tokens import tokenize
@@ -42,8 +43,15 @@ _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|b
 _ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
                           r"|(?<![\w.])(?P<list>\d+(?:\s*x?\s*,\s*\d+)+)\s*(?:x\s*)?and\s*$")
 _PER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host)|a\s+node)\b")
-_HOW_MANY = re.compile(r"\bhow\s+many\b|\bmin(?:imum)?\s+(?:number\s+of\s+)?(?:gpus?|cards)\b"
-                       r"|\bfewest\b|\bhow\s+much\s+(?:gpus?|hardware|compute)\b")
+# "how many" of something else ("how many days", "how many users") does not ask for GPUs
+_HOW_MANY = re.compile(
+    r"\bhow\s+many\b(?!\s+(?:more\s+)?(?:days?|hours?|weeks?|months?|years?|users?|people|ppl|requests?"
+    r"|reqs|sequences?|seqs|tokens?|concurrent|sessions?|streams?|layers?|params?|parameters|steps?"
+    r"|epochs?|samples?|images?|times?|gb|gigs?|bytes?|dollars?)\b)"
+    r"|\bmin(?:imum)?\s+(?:number\s+of\s+|no\.?\s+of\s+|#\s*(?:of\s+)?)?(?:gpus?|cards)\b"
+    r"|\bmin(?:imum)?\s+(?:number|no\.?)\s+of\b|\bleast\s+(?:number|amount)\s+of\b"
+    r"|\bnumber\s+of\s+\S+\s+(?:needed|required)\b|\bmin\s+\S*\d\S*s\b"
+    r"|\bfewest\b|\bhow\s+much\s+(?:gpus?|hardware|compute)\b")
 # "fit on 24gb", "a single 80 GB card": memory without a GPU name reads as the common GPU of
 # that size, and the reply says which.
 _GPU_CUE = Cue((("gpu_count", "B"),))
@@ -71,7 +79,7 @@ def find_hardware(scan: Scan) -> None:
             _counts(scan, mention, None)
         else:
             scan.claim(mention.start, mention.end)
-    if not scan.values("gpu") and not asked:
+    if not scan.values("gpu") and not asked and not names_uncovered_hardware(scan.view()):
         _memory_only(scan)
 
 
@@ -107,6 +115,18 @@ def _taken(marked: str, at: int, end: int) -> bool:
     number = len(seq) - 2
     return any(b.index == number and b.attribute != "gpu_count"
                and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
+
+
+_NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?)\s+(?:of|with)\s*$")
+_MY = re.compile(r"\b(?:my|our)\s+(?:own\s+|trusty\s+|old\s+|new\s+)?$")
+
+
+def _plural(name: str) -> bool:
+    """"3090s", "a100's": more than one card ("l40s" is one L40S)."""
+    name = name.strip()
+    if name.endswith("'s"):
+        return True
+    return name.endswith("s") and resolve(name[:-1]) is not None and resolve(name[:-1]) == resolve(name)
 
 
 def _outer_nodes(before: re.Match[str] | None, after: str) -> int | None:
@@ -151,7 +171,13 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     if per is None and after_count:
         per = count(after_count.group("count"))
         end += after_count.end()
-    per_node = False
+    if per is None and nodes is None and _MY.search(view[max(0, start - 12):start]) \
+            and not _plural(view[mention.start:mention.end]):
+        per = 1  # "on my 3090", "our a100": one card
+    # "how many nodes of 8x h100", "8xh100 boxes": the count is one node's
+    per_node = bool(before and per is not None and not nodes and _NODES_OF.search(
+        view[max(0, base + before.start("count") - 24):base + before.start("count")]))
+    x_written = bool(before and per is not None and re.search(r"\d\s*[x*×]\s*$", before.group(0)))
     node_word = _AFTER_NODE.match(view[end:end + 40])
     if node_word and outer is not None and not node_word.group("per"):
         end += node_word.end()  # "4 8xh100 nodes": the node word is read
@@ -159,6 +185,9 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
         end += node_word.end()
         if node_word.group("per"):  # "8 h100 nodes of 8 gpus"
             nodes, per = per, count(node_word.group("per"))
+        elif (node_word.group("word").endswith("s") or node_word.group("word") == "boxes") \
+                and x_written and per is not None and per > 1:
+            per_node = True  # "8xh100 nodes": nodes of 8, how many is not said
         elif node_word.group("word").endswith("s") or node_word.group("word") == "boxes":
             nodes, per = per, None  # "8 h100 nodes": 8 nodes
         else:

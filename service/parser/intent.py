@@ -22,7 +22,8 @@ _SERVE = re.compile(
     r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher)\b")
 # Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
 _SERVE_SETTING = re.compile(
-    r"\b(?:users?|requests?|qps|kv[\s\-_]?cache|concurren\w*|awq|gptq|gguf|max_model_len|max_num_seqs|rps|"
+    r"\b(?:users?|people|requests?|qps|kv[\s\-_]?cache|kv(?![\s\-_]*heads?)|concurren\w*|at\s+once|"
+    r"at\s+a\s+time|awq|gptq|gguf|max_model_len|max_num_seqs|max\s+num\s+seqs|rps|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 _TRAIN = re.compile(r"\b(?:train(?:ing|ed|s)?|pre[\s\-]?train\w*|from\s+scratch)\b")

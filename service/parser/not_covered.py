@@ -25,6 +25,12 @@ _OTHER = re.compile(r"\btpu(?:\s*v?\d\w*)?\b|\bgaudi\s*\d?\b|\btrainium\d?\b|\bi
 COVERED = "fitcheck sizes jobs for NVIDIA and AMD GPUs (datacenter and consumer cards)"
 
 
+def names_uncovered_hardware(text: str) -> bool:
+    """Whether the text names Apple silicon, another accelerator or a CPU-only machine: its memory
+    ("mac studio 192gb") is then not a GPU's."""
+    return any(pattern.search(text) for pattern, _ in _KINDS)
+
+
 def find_not_covered(scan: Scan) -> None:
     """Add a ``_not_covered`` finding (the sentence to say) when no GPU is named but Apple silicon,
     another accelerator or a CPU-only machine is, and claim what was read ("mac m2 64gb")."""
