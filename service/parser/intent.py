@@ -31,8 +31,9 @@ _TRAIN_KNOB = re.compile(
     r"\b(?:zero[\s\-_]*[0-3]|z[0-3]|fsdp\w*|ddp|deepspeed|megatron|optimi[sz]er|adamw?\w*|backprop\w*|"
     r"epochs?|micro[\s\-_]?batch\w*|global[\s\-_]batch|grad(?:ient)?[\s\-_]*(?:ckpt|checkpointing|accum\w*)|"
     r"per_device_train_batch_size|--num-layers|zero_optimization|recompute|tokens)\b")
-_TIME = re.compile(
-    r"\b(?:how\s+long|days?|hours?|weeks?|months?|time\s+to|wall[\s\-]?clock|gpu[\s\-]?hours?|"
+_TIME = re.compile(  # "how long can the context be" asks for a length, not a time
+    r"\b(?:how\s+long(?!\s+(?:can|could|will|would)\s+(?:the\s+|my\s+|a\s+)?(?:context|ctx|seq\w*|prompts?"
+    r"|inputs?)\b)|days?|hours?|weeks?|months?|time\s+to|wall[\s\-]?clock|gpu[\s\-]?hours?|"
     r"costs?|price|pricing|budget|dollars?|usd|eta|how\s+much\s+(?:would|will|does)\s+it\s+cost)\b|\$")
 _COMPARE = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bor\b|\bwhich\s+(?:is|one|would|should)\b|"
                       r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b")

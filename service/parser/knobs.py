@@ -24,7 +24,7 @@ S = "<group 1 text>"  # a rule's value: its first group, as written
 FSDP = "<fsdp>"
 GGUF = "<gguf bits>"  # "70b q4": the usual llama.cpp file of that many bits
 GGUF_DEFAULT = "<gguf>"  # "gguf" alone: Q4_K_M, unless a level is named ("q8 gguf")
-_QUANT_CONTEXT = re.compile(r"\d\s?b\s+q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
+_QUANT_CONTEXT = re.compile(r"\d\s?b\s+(?:(?:at|in|as)\s+)?q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
 _GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
          "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
 _UNCLAIMED = ("framework", "finetune_method")  # words that also carry other values ("lora_r: 32")

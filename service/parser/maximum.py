@@ -15,7 +15,11 @@ _CONTEXT = re.compile(
     r"\b(?:max(?:imum|imal)?|longest|biggest|largest|highest|most)\s+(?:possible\s+|usable\s+)?"
     r"(?:context|ctx|seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|prompts?|input)(?:\s+(?:length|len|window|size))?\b"
     r"|\bhow\s+(?:much\s+|long\s+(?:(?:of\s+)?an?\s+)?|big\s+(?:of\s+)?an?\s+)(?:context|ctx|seq(?:uence)?|prompt)s?\b"
-    r"|\bhow\s+many\s+tokens\s+(?:of\s+context|can|fit|will|would)\b")
+    r"|\bhow\s+many\s+tokens\s+(?:of\s+context|can|fit|will|would)\b"
+    # "how long can the context go", "what context length can I get", "how long can the prompt be"
+    r"|\bhow\s+(?:long|far|big)\s+(?:can|could|will|would)\s+(?:the\s+|my\s+|a\s+)?"
+    r"(?:context|ctx|seq(?:uence)?|prompts?|input)\b"
+    r"|\bwhat\s+(?:context|ctx|seq(?:uence)?)(?:\s+(?:length|len|window|size))?\s+(?:can|could|will|would|do)\b")
 _BATCH = re.compile(
     r"\b(?:max(?:imum|imal)?|biggest|largest|highest)\s+(?:possible\s+)?(?:micro[\s\-_]*)?"
     r"(?:batch|bs|bsz|mbs)(?:[\s_\-]*size)?\b|\bhow\s+(?:big|large)\s+(?:a\s+|of\s+a\s+)?"

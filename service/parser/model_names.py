@@ -33,6 +33,8 @@ _FORMAT = re.compile(r"[\-_.](awq|gptq|fp8|int4|int8|4bit|8bit)\b")
 _NO_TYPO = frozenset({"meta", "gpt", "yi", "phi", "it", "ai", "python", "lambda", "llava", "drama",
                       "deepspeed", "megatron", "pytorch", "gemm", "mistake", "falcons"})
 _MAX_WINDOW = 5
+_LIKE = re.compile(r"[\s\-]*(?:style|like|esque|ish|type)\b")
+_LIKE_END = re.compile(r"[\-_](?:style|like|esque|ish|type)$")
 # Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
 _TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"
                     r"|mistral[.\-_]?rs|qwen[\-_]agent|llamafile)\b")
@@ -144,8 +146,9 @@ def find_models(scan: Scan) -> None:
     i = 0
     while i < len(words) and len(scan.findings) < MAX_MATCHES:
         family = family_of(words[i].group(0), _sized(digits, i))
-        if family is None:
-            i += 1
+        if family is None or _LIKE.match(scan.view(), words[i].end()) \
+                or _LIKE_END.search(words[i].group(0)):
+            i += 1  # "a 1b llama-style model" is a bare size
             continue
         used = _mention(scan, words, i, family)
         i += max(used, 1)
