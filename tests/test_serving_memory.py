@@ -71,7 +71,7 @@ def test_tensor_parallel_serving_splits_weights_and_kv() -> None:
 def test_kv_heads_replicate_when_tp_exceeds_them() -> None:
     base = EstimateRequest(model="llama-3-8b", task="infer", seq_len=8192, batch=4)
     tp8 = estimate_of(replace(base, gpu_count=8)).per_gpu_bytes["kv_cache"]
-    tp16 = estimate_of(replace(base, gpu_count=16)).per_gpu_bytes["kv_cache"]
+    tp16 = estimate_of(replace(base, gpu_count=16, tp=16)).per_gpu_bytes["kv_cache"]
     assert tp16 == tp8  # 8 KV heads: beyond tp=8 each GPU still keeps one head
 
 
@@ -191,3 +191,18 @@ def test_tp_must_divide_the_linear_attention_key_heads() -> None:
     assert block is not None and serving_tp_ok(arch, 16)
     odd = arch.with_changes(heads=32, linear_attention=replace(block, key_heads=8))
     assert serving_tp_ok(odd, 8) and not serving_tp_ok(odd, 16)
+
+
+def test_gpus_without_a_tp_size_get_the_largest_tp_vllm_accepts_and_pp_over_the_rest() -> None:
+    """6 A100s for a 64-head model: TP=6 is refused by vLLM, TP=2 x PP=3 is not."""
+    est = estimate_of(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384,
+                                      concurrent=32, gpu="a100-80gb", gpu_count=6))
+    assert (est.job.parallel.tp, est.job.parallel.pp) == (2, 3)
+
+
+def test_a_smaller_tp_with_pp_serves_more_when_tp_would_copy_the_kv_cache() -> None:
+    """Qwen3-30B-A3B has 4 KV heads: TP=8 keeps a quarter of the cache on every GPU, TP=4 x PP=2
+    an eighth, so 100 sequences of 32k fit on 8 H100s, not 16."""
+    answer = compute_answer(EstimateRequest(model="qwen3-30b-a3b", task="infer", seq_len=32768,
+                                            concurrent=100, gpu="h100-80gb")).answer
+    assert answer.planner is not None and answer.min_gpus == 8

@@ -127,9 +127,10 @@ def test_pipeline_first_stage_keeps_pp_micro_batches() -> None:
 
 
 def test_sequence_parallel_splits_the_replicated_parts() -> None:
-    tp = per_gpu(tp=8, gpu_count=8)["activations"]
+    tp = per_gpu(tp=8, gpu_count=8, sequence_parallel=False)["activations"]
     sp = per_gpu(tp=8, gpu_count=8, sequence_parallel=True)["activations"]
     assert sp < tp
+    assert per_gpu(tp=8, gpu_count=8)["activations"] == sp  # unstated with TP: on, said so
 
 
 def test_optimizer_offload_moves_state_to_cpu() -> None:

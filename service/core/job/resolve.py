@@ -15,7 +15,6 @@ from service.core.job.choices import (
     LORA_TARGETS,
     OFFLOADS,
     OVERHEAD_MODELS,
-    PIPELINE_SCHEDULES,
     PLANNER_METHODS,
     RECOMPUTE,
     TASKS,
@@ -26,6 +25,8 @@ from service.core.job.choices import (
 )
 from service.core.job.model_notes import model_notes
 from service.core.job.request import EstimateRequest
+from service.core.job.resolve_layout import parallelism
+from service.core.job.resolve_notes import Notes
 from service.core.job.spec import FinetuneMethod, Job, Offload, Parallelism, Recompute, Task
 from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
@@ -58,25 +59,7 @@ class ResolvedJob:
         return name in self.stated
 
 
-class _Notes:
-    """Collects one assumption per setting while a request is resolved."""
-
-    def __init__(self, request: EstimateRequest) -> None:
-        self.request = request
-        self.items: list[Assumption] = []
-
-    def add(self, item: Assumption) -> None:
-        self.items.append(item)
-
-    def value(self, field: str, value: str | int | float | bool, why: str, source: str = "",
-              minor: bool = False) -> None:
-        """A request field's value: stated when the user gave it, else a default."""
-        given = getattr(self.request, field)
-        self.items.append(stated(field, given) if given is not None
-                          else default(field, value, why, source, minor))
-
-
-def _task(req: EstimateRequest, notes: _Notes) -> tuple[Task, FinetuneMethod]:
+def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:
     task = req.task
     if task is None:
         if req.lora_rank or req.finetune_method:
@@ -105,7 +88,7 @@ def _task(req: EstimateRequest, notes: _Notes) -> tuple[Task, FinetuneMethod]:
                                                           FINETUNE_METHODS))
 
 
-def _recompute(req: EstimateRequest, task: str, method: str, notes: _Notes) -> Recompute:
+def _recompute(req: EstimateRequest, task: str, method: str, notes: Notes) -> Recompute:
     if req.recompute is not None:
         notes.add(stated("recompute", req.recompute))
         return cast(Recompute, choice("recompute", req.recompute, RECOMPUTE))
@@ -119,7 +102,7 @@ def _recompute(req: EstimateRequest, task: str, method: str, notes: _Notes) -> R
     return "none"
 
 
-def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: _Notes) -> int:
+def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: Notes) -> int:
     """The stated length, else 4096 tokens; a learned position table (GPT-2) caps both."""
     arch = model.arch
     limit = arch.max_positions if arch.positions == "learned" else 0
@@ -136,60 +119,7 @@ def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: _Notes) 
     return DEFAULT_SEQ_LEN
 
 
-def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
-    if req.gpu_count is not None:
-        if req.nodes is not None and req.gpu_count % req.nodes:
-            raise InvalidInput("gpu_count", f"{req.gpu_count} GPUs do not split over "
-                               f"{req.nodes} nodes", "a multiple of nodes")
-        return req.gpu_count
-    if req.nodes is not None:
-        return req.nodes * per_node
-    return model_split
-
-
-def _parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
-                 notes: _Notes) -> Parallelism:
-    arch = model.arch
-    tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
-    gpus = _gpu_count(req, per_node, tp * pp * cp)
-    if task == "infer" and req.tp is None and gpus > 1:
-        tp = gpus // (pp * cp) or 1
-        notes.add(derived("tp", tp, "serving splits the model over the GPUs with tensor "
-                          "parallelism"))
-    if gpus % (tp * pp * cp):
-        raise InvalidInput("gpu_count", f"{gpus} GPUs are not a multiple of tp x pp x cp = "
-                           f"{tp * pp * cp}", "gpu_count = dp x tp x pp x cp")
-    if arch.heads % tp:
-        raise InvalidInput("tp", f"tp={tp} does not divide {arch.heads} attention heads",
-                           f"a divisor of {arch.heads}")
-    if task != "infer" and arch.kv_heads_resolved % tp:
-        raise InvalidInput("tp", f"tp={tp} does not divide {arch.kv_heads_resolved} KV heads",
-                           f"a divisor of {arch.kv_heads_resolved} (Megatron query groups)")
-    if pp > arch.layers:
-        raise InvalidInput("pp", f"pp={pp} exceeds {arch.layers} layers", f"1..{arch.layers}")
-    dp = gpus // (tp * pp * cp)
-    ep = req.ep or 1
-    if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
-        raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}",
-                           "a divisor of both (MoE models only)")
-    if req.shard_group and dp % req.shard_group:
-        raise InvalidInput("shard_group", f"{req.shard_group} does not divide dp={dp}",
-                           f"a divisor of {dp}")
-    for name in ("tp", "pp", "cp", "ep", "sequence_parallel", "shard_group", "virtual_stages"):
-        if getattr(req, name) is not None:
-            notes.add(stated(name, getattr(req, name)))
-    if task != "infer":
-        notes.value("zero_stage", 0, "plain data parallelism unless a ZeRO/FSDP stage is named")
-    return Parallelism(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep,
-                       sequence_parallel=bool(req.sequence_parallel),
-                       zero_stage=req.zero_stage if req.zero_stage is not None else 0,
-                       shard_group=req.shard_group or 0,
-                       pp_schedule=choice("pp_schedule", req.pp_schedule or "1f1b",
-                                          PIPELINE_SCHEDULES),
-                       virtual_stages=req.virtual_stages or 1)
-
-
-def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: _Notes) -> str:
+def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: Notes) -> str:
     if req.precision is not None:
         notes.add(stated("precision", req.precision))
         return req.precision
@@ -203,7 +133,7 @@ def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: _Notes) 
     return "bf16_mixed"
 
 
-def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: _Notes) -> str:
+def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes) -> str:
     """Serving weights: the stated quantization, else the stated precision's dtype, else the
     checkpoint's native format."""
     if req.quantization is not None:
@@ -218,7 +148,7 @@ def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: _Notes) 
     return fmt
 
 
-def _training_knobs(req: EstimateRequest, method: str, notes: _Notes) -> None:
+def _training_knobs(req: EstimateRequest, method: str, notes: Notes) -> None:
     notes.value("micro_batch", 1, "one sequence per GPU per forward pass")
     if req.global_batch is not None:
         notes.add(stated("global_batch", req.global_batch))
@@ -249,7 +179,7 @@ def _offload(req: EstimateRequest, par: Parallelism) -> Offload:
 
 
 def resolve(req: EstimateRequest) -> ResolvedJob:
-    notes = _Notes(req)
+    notes = Notes(req)
     model = resolve_model(req.model, req.params_b, req.arch)
     if model.stated_params:
         notes.add(derived("model", model.label, f"{model.description}; model states use the "
@@ -266,7 +196,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     if req.gpu_count is not None or req.nodes is not None:
         notes.add(stated("gpu_count" if req.gpu_count is not None else "nodes",
                          req.gpu_count if req.gpu_count is not None else req.nodes or 0))
-    par = _parallelism(req, task, per_node, model, notes)
+    par = parallelism(req, task, per_node, model, notes)
     seq = _sequence_length(req, model, notes)
     precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"

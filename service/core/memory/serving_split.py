@@ -24,6 +24,7 @@ from service.core.memory.serving import (
     serving_weights,
 )
 from service.core.model.architecture import Architecture
+from service.core.model.tensor_parallel import serving_tp_ok as serving_tp_ok
 
 
 def kv_share(arch: Architecture, tp: int) -> float:
@@ -37,19 +38,6 @@ def kv_share(arch: Architecture, tp: int) -> float:
 def state_share(tp: int) -> float:
     """Share of one sequence's linear-attention state that each tensor-parallel GPU holds."""
     return 1 / tp
-
-
-def serving_tp_ok(arch: Architecture, tp: int) -> bool:
-    """vLLM's rule: heads % tp == 0, and kv_heads % tp == 0 or tp % kv_heads == 0; a hybrid's
-    linear-attention key heads % tp == 0."""
-    if arch.heads % tp:
-        return False
-    if arch.linear_attention is not None and arch.linear_attention.key_heads % tp:
-        return False
-    if arch.mla is not None:
-        return True
-    kv = arch.kv_heads_resolved
-    return kv % tp == 0 if kv >= tp else tp % kv == 0
 
 
 def kv_cache_share(job: Job, tp: int, pp: int, sequences: int | None = None) -> Component:

@@ -56,6 +56,7 @@ class SearchSpace:
     sequence_parallel: bool | None  # None: on whenever tp > 1 (Megatron practice)
     shard_group: int = 0
     zero_stated: bool = False
+    shape_stated: bool = False  # TP and PP both stated: on a stated count, dp follows
 
 
 def divisors(n: int) -> list[int]:
@@ -114,7 +115,8 @@ def dp_ok(space: SearchSpace, dp: int, gpus: int) -> bool:
     >= 2 when a stated ZeRO stage must shard something."""
     if space.global_batch and space.global_batch % dp:
         return False
-    if dp == 1 and gpus > 1 and space.zero_stated and max(space.zero_stages) >= 1:
+    if dp == 1 and gpus > 1 and space.zero_stated and max(space.zero_stages) >= 1 \
+            and not space.shape_stated:  # "TP=8 PP=4 on 32 GPUs, distributed optimizer" stands
         return False
     return not (space.shard_group and dp % space.shard_group)
 

@@ -49,6 +49,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         sequence_parallel=par.sequence_parallel if pinned("sequence_parallel") else None,
         shard_group=par.shard_group,
         zero_stated=pinned("zero_stage"),
+        shape_stated=pinned("tp") and pinned("pp"),
     )
 
 

@@ -4,10 +4,11 @@ Budgeted the way vLLM sizes its KV cache (``serving.kv_budget_bytes``): gpu_memo
 usable memory, minus the weights, the forward pass's activation peak, non-torch memory (CUDA
 context, NCCL) and captured CUDA graphs; what is left holds whole sequences of KV cache.
 Layouts: tensor parallelism inside one node, or across a rack-scale NVLink domain (GB200 NVL72,
-``layouts.nvlink_tp_domain``), by vLLM's head rule (``serving_split.py``), then pipeline
-parallelism over whole nodes (vLLM ``pipeline_parallel_size``), each stage holding
-layers / pp of the weights and of the KV cache. One replica: the fewest GPUs, not the highest
-throughput.
+``layouts.nvlink_tp_domain``), by vLLM's head rule (``serving_split.py``), and pipeline
+parallelism over the rest (vLLM ``pipeline_parallel_size``), each stage holding layers / pp of
+the weights and of the KV cache: on each count the largest TP that fits, and a smaller TP with
+PP where TP past the KV heads would copy the cache. One replica: the fewest GPUs, not the
+highest throughput.
 """
 
 from __future__ import annotations
@@ -53,18 +54,27 @@ def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
     return max(per_node, nvlink_tp_domain(gpu, per_node))
 
 
-def split(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> tuple[int, int] | None:
-    """(tp, pp) for a count: the stated TP, else the largest valid TP of at most ``tp_limit``
-    GPUs (``serving_tp_limit``); PP over the rest."""
+def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tuple[int, int]]:
+    """Every (tp, pp) for a count, the largest TP first: the stated TP, else each valid TP of at
+    most ``tp_limit`` GPUs (``serving_tp_limit``), PP over the rest. A smaller TP with PP can hold
+    more: past the KV heads, TP copies the KV cache on every rank where PP splits it."""
     arch = job.arch
     options = [tp] if tp else sorted((d for d in divisors(gpus) if d <= tp_limit), reverse=True)
-    for size in options:
-        if gpus % size:
-            continue
-        pp = gpus // size
-        if serving_tp_ok(arch, size) and pp <= arch.layers:
-            return size, pp
-    return None
+    return [(size, gpus // size) for size in options
+            if not gpus % size and serving_tp_ok(arch, size) and gpus // size <= arch.layers]
+
+
+def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
+               tp: int | None = None) -> ServingFit | None:
+    """The largest TP that fits on ``gpus``; when none fits, the shape with the most room."""
+    roomiest: ServingFit | None = None
+    for size, pp in shapes(job, gpus, serving_tp_limit(gpu, per_node), tp):
+        fit = evaluate(job, gpu, size, pp, per_node, budget)
+        if fit.fits:
+            return fit
+        if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
+            roomiest = fit
+    return roomiest
 
 
 def counts(per_node: int) -> list[int]:
@@ -81,10 +91,9 @@ def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
     """(first layout that fits, the one just below it); a stated ``tp`` stays fixed."""
     miss: ServingFit | None = None
     for count in counts(per_node):
-        shape = split(job, count, serving_tp_limit(gpu, per_node), tp)
-        if shape is None:
+        fit = best_shape(job, gpu, count, per_node, budget, tp)
+        if fit is None:
             continue
-        fit = evaluate(job, gpu, shape[0], shape[1], per_node, budget)
         if fit.fits:
             return fit, miss
         miss = fit
@@ -102,9 +111,8 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
     best, miss = fewest_serving(job, gpu, per_node, budget, stated_tp)
     chosen: ServingFit | None = best
     if count is not None:
-        shape = (stated_tp, count // stated_tp) if stated_tp \
-            else split(job, count, serving_tp_limit(gpu, per_node))
-        chosen = evaluate(job, gpu, shape[0], shape[1], per_node, budget) if shape else None
+        chosen = evaluate(job, gpu, stated_tp, count // stated_tp, per_node, budget) if stated_tp \
+            else best_shape(job, gpu, count, per_node, budget)
     plan = Plan(task="infer", model_id=job.model_id, gpu=gpu,
                 capacity_bytes=gpu.memory_bytes_usable,
                 budget_bytes=round(gpu.memory_bytes_usable * budget.memory_fraction),
@@ -144,9 +152,10 @@ def _assumptions(budget: ServingBudget, gpu: Gpu) -> tuple[Assumption, ...]:
                 f"({budget.max_batched_tokens:,} batched tokens), {gb(budget.non_torch_bytes)} "
                 f"non-torch memory and {gb(budget.cuda_graph_bytes)} CUDA graphs",
                 "vLLM worker memory profiling"),
-        default("plan.layout", "TP in a node, PP across nodes", "tensor parallelism inside one "
+        default("plan.layout", "TP in a node, PP over the rest", "tensor parallelism inside one "
                 "node (over PCIe where the GPU has no NVLink) or one rack-scale NVLink domain, "
-                "pipeline parallelism across whole nodes; one replica", minor=True),
+                "the largest that fits; pipeline parallelism over the rest; one replica",
+                minor=True),
         default("plan.kv_cache", "full context", "KV cache counted as whole sequences at the "
                 "full context (paging only saves on shorter ones)", minor=True),
     )

@@ -1,0 +1,76 @@
+"""The parallel layout a request states, resolved: GPU count, dp x tp x pp x cp, expert
+parallelism, ZeRO, and for serving the tensor-parallel size vLLM accepts (``resolve.py``)."""
+
+from __future__ import annotations
+
+from service.core.errors import InvalidInput
+from service.core.job.assumptions import default, derived, stated
+from service.core.job.choices import PIPELINE_SCHEDULES, choice
+from service.core.job.request import EstimateRequest
+from service.core.job.resolve_notes import Notes
+from service.core.job.spec import Parallelism
+from service.core.model.lookup import ResolvedModel
+from service.core.model.tensor_parallel import largest_serving_tp
+
+
+def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
+    if req.gpu_count is not None:
+        if req.nodes is not None and req.gpu_count % req.nodes:
+            raise InvalidInput("gpu_count", f"{req.gpu_count} GPUs do not split over "
+                               f"{req.nodes} nodes", "a multiple of nodes")
+        return req.gpu_count
+    if req.nodes is not None:
+        return req.nodes * per_node
+    return model_split
+
+
+def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
+                 notes: Notes) -> Parallelism:
+    arch = model.arch
+    tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
+    gpus = _gpu_count(req, per_node, tp * pp * cp)
+    if task == "infer" and req.tp is None and gpus > 1:
+        rest = gpus // (pp * cp) or 1
+        tp = largest_serving_tp(arch, rest, per_node)
+        notes.add(derived("tp", tp, "serving splits the model over the GPUs with tensor "
+                          "parallelism (the largest size vLLM accepts for this model, in a node)"))
+        if tp < rest and req.pp is None:  # "6 A100s" for 64 heads: TP=2 x PP=3
+            pp = gpus // (tp * cp)
+            notes.add(derived("pp", pp, "pipeline parallelism over the GPUs TP cannot use"))
+    if gpus % (tp * pp * cp):
+        raise InvalidInput("gpu_count", f"{gpus} GPUs are not a multiple of tp x pp x cp = "
+                           f"{tp * pp * cp}", "gpu_count = dp x tp x pp x cp")
+    if arch.heads % tp:
+        raise InvalidInput("tp", f"tp={tp} does not divide {arch.heads} attention heads",
+                           f"a divisor of {arch.heads}")
+    if task != "infer" and arch.kv_heads_resolved % tp:
+        raise InvalidInput("tp", f"tp={tp} does not divide {arch.kv_heads_resolved} KV heads",
+                           f"a divisor of {arch.kv_heads_resolved} (Megatron query groups)")
+    if pp > arch.layers:
+        raise InvalidInput("pp", f"pp={pp} exceeds {arch.layers} layers", f"1..{arch.layers}")
+    dp = gpus // (tp * pp * cp)
+    ep = req.ep or 1
+    if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
+        raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}",
+                           "a divisor of both (MoE models only)")
+    if req.shard_group and dp % req.shard_group:
+        raise InvalidInput("shard_group", f"{req.shard_group} does not divide dp={dp}",
+                           f"a divisor of {dp}")
+    for name in ("tp", "pp", "cp", "ep", "sequence_parallel", "shard_group", "virtual_stages"):
+        if getattr(req, name) is not None:
+            notes.add(stated(name, getattr(req, name)))
+    if task != "infer":
+        notes.value("zero_stage", 0, "plain data parallelism unless a ZeRO/FSDP stage is named")
+    sequence_parallel = bool(req.sequence_parallel)
+    if req.sequence_parallel is None and tp > 1 and task != "infer":
+        sequence_parallel = True
+        notes.add(default("sequence_parallel", True, "tensor-parallel training runs with sequence "
+                          "parallelism (Megatron-LM --sequence-parallel, torchtitan's TP plan)",
+                          "Korthikanti et al. 2022, sec. 4.2.2"))
+    return Parallelism(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep,
+                       sequence_parallel=sequence_parallel,
+                       zero_stage=req.zero_stage if req.zero_stage is not None else 0,
+                       shard_group=req.shard_group or 0,
+                       pp_schedule=choice("pp_schedule", req.pp_schedule or "1f1b",
+                                          PIPELINE_SCHEDULES),
+                       virtual_stages=req.virtual_stages or 1)
