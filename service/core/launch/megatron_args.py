@@ -39,8 +39,11 @@ def parallel_args(layout: Layout, job: Job) -> list[str]:
     if layout.zero_stage == 1:
         args.append("--use-distributed-optimizer")
     elif layout.zero_stage >= 2:
+        # Megatron-FSDP saves only fsdp_dtensor checkpoints (arguments.py asserts it) and runs
+        # without gradient-accumulation fusion
         args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy",
-                 FSDP_SHARDING[layout.zero_stage]]
+                 FSDP_SHARDING[layout.zero_stage], "--ckpt-format", "fsdp_dtensor",
+                 "--no-gradient-accumulation-fusion"]
     if layout.recompute == "full":
         args += ["--recompute-granularity", "full", "--recompute-method", "uniform",
                  "--recompute-num-layers", "1"]
@@ -61,6 +64,8 @@ def model_args(arch: Architecture, seq_len: int) -> list[str]:
         args += ["--kv-channels", str(arch.head_dim)]
     if arch.mlp == "gated":
         args.append("--swiglu")
+    # Megatron defaults both to 0.1; the model fitcheck counted keeps no dropout masks at 0
+    args += ["--attention-dropout", f"{arch.dropout:g}", "--hidden-dropout", f"{arch.dropout:g}"]
     args += ["--position-embedding-type",
              "rope" if arch.positions == "rotary" else "learned_absolute"]
     if not arch.tied_embeddings:
@@ -114,6 +119,9 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
         notes.append("set --moe-layer-freq for the dense layers of this model")
     if shape.precision == "fp8":
         notes.append("fp8 training: add --fp8-format hybrid (Transformer Engine)")
+    if arch.positions == "rotary":
+        notes.append("set --rotary-base to the model's rope_theta (Megatron's default is 10000; "
+                     "Llama 3 uses 500000) and --use-rope-scaling for Llama 3.1 and later")
     return LaunchConfig("megatron", "Megatron-LM arguments", "shell", None,
                         shell_line([SCRIPT], args),
                         None, tuple(argv), tuple(notes))
