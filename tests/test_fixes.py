@@ -3,6 +3,7 @@ GPUs first, then more of them, then the team's other GPU types; each with what i
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -158,3 +159,13 @@ def test_a_move_to_another_gpu_searches_only_as_far_as_it_may_go(
     moves = other_gpus(resolved, gpu, fleet, count)
     assert moves == fleet_moves(gpu, fleet, count, unbounded)
     assert moves, "the case should offer at least one move"
+
+
+def test_a_short_answer_shows_the_layout_its_verdict_and_band_are_about() -> None:
+    """"needs 54.3 GB at the leanest layout" comes with that layout's breakdown and band; the
+    stated layout's larger total is said after it, named as such."""
+    text = ask("can i train a 13b model seq 2048 on 8x a100 40gb with zero-2?").reply
+    headline = re.search(r"needs ([\d.]+) GB per GPU at the leanest layout", text)
+    shown = re.search(r"Per GPU \(GB\): .* = \*([\d.]+) GB\*", text)
+    assert headline and shown and headline.group(1) == shown.group(1), text
+    assert "Leanest layout:" in text and "As written (" in text

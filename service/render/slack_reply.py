@@ -130,17 +130,20 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if answer.compute is not None:
         lines.insert(0 if time_first else 1, time_line(answer.compute))
     planner = answer.planner
-    rescued = planner is not None and planner.mode == "given" and planner.fits \
-        and answer.fits is False and planner.layout is not None
+    # on the given GPUs where the stated layout does not fit, the verdict (and its band) is the
+    # planner's layout there: the one that fits, or the leanest; the stated one comes after
+    replanned = planner is not None and planner.mode == "given" and answer.fits is False \
+        and planner.layout is not None and answer.task != "infer"
     per, budget, kind = answer.per_gpu_bytes, *budget_figure(answer)
-    if rescued and planner is not None and planner.layout is not None:
-        lines.append(f"Layout that fits: {layout_text(planner.layout.plan)}")
+    if replanned and planner is not None and planner.layout is not None:
+        name = "Layout that fits" if planner.fits else "Leanest layout"
+        lines.append(f"{name}: {layout_text(planner.layout.plan)}")
         per = planner.layout.per_gpu_bytes
     elif answer.task != "infer" and (answer.gpu is not None or answer.plan.gpus > 1):
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
     lines.append(band_line(answer))
-    if rescued:
+    if replanned and per.total != answer.per_gpu_bytes.total:
         lines.append(f"As written ({layout_text(answer.plan)}) it would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
     serving = serving_line(answer)
