@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison
+from service.asking.deadline_fit import deadline_fit
 from service.asking.largest_fit import limit_line
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
@@ -100,7 +101,13 @@ class Asker:
                                  notes)
             return AskAnswer("invalid", parsed, None,
                              reply.plain(f"{exc.sentence} {reply.HOW_TO_ASK}"), None, notes)
-        text = reply.estimate_reply(answer, notes, ignored, time_first=p.intent == "time_cost")
+        prefix = ""
+        if p.deadline_hours is not None:  # "in 7 days": the count that finishes in time
+            deadline = await deadline_fit(self.answer_fields, p.merged, answer, p.deadline_hours)
+            answer = deadline.answer or answer
+            prefix = reply.plain(deadline.line) + "\n" if deadline.line else ""
+        text = prefix + reply.estimate_reply(answer, notes, ignored,
+                                             time_first=p.intent == "time_cost")
         text += await self._qlora_tip(p, answer)
         limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:

@@ -99,8 +99,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     if clarify is not None:  # a question back is the whole reply: it names what was not used too
         clarify = _also(clarify, said)
     maximize = asked(scan.low, fields) if compare_field is None else None
+    deadline = ordered.get("_deadline_hours", [None])[0]
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
-                  None, unknown, clarify, how_many, maximize, said)
+                  None, unknown, clarify, how_many, maximize, said,
+                  deadline if isinstance(deadline, float) else None)
 
 
 def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:

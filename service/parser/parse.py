@@ -18,6 +18,7 @@ from service.parser.badinput import problem
 from service.parser.compare import expand
 from service.parser.custom_shape import find_pasted_config
 from service.parser.dataset_size import find_dataset_size
+from service.parser.deadline import find_deadline
 from service.parser.followup import sanitize
 from service.parser.hardware import find_hardware
 from service.parser.knobs import find_knobs
@@ -32,7 +33,8 @@ from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
 
 _NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_recipes, find_models, find_knobs,
-                       find_scaling, find_dataset_size, find_hardware, find_not_covered)
+                       find_scaling, find_dataset_size, find_deadline, find_hardware,
+                       find_not_covered)
 CRASH = "Sorry, I couldn't read that one."
 
 

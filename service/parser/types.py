@@ -52,3 +52,4 @@ class Parsed:
     how_many: bool = False  # "how many GPUs": the planner's fewest count
     maximize: str | None = None  # "max context", "biggest batch": the field whose limit is asked
     ignored: tuple[str, ...] = ()  # stated numbers no field took, as written ("3 epochs"): said back
+    deadline_hours: float | None = None  # "in 7 days": the GPUs that finish in time are asked

@@ -1,0 +1,32 @@
+"""A deadline: "in 7 days", "within two weeks", "in under a month", "by 36 hours". The chat
+answers it with the GPU count that finishes the stated training tokens in time
+(``asking/deadline_fit.py``); "for 3 days" or "how many days" are not deadlines."""
+
+from __future__ import annotations
+
+import re
+
+from service.parser.numbers import WORD, count
+from service.parser.scan import Scan
+
+_DEADLINE = re.compile(
+    r"\b(?:in|within|under|inside|by|in\s+under|in\s+less\s+than|less\s+than|at\s+most"
+    r"|no\s+more\s+than|max(?:imum)?\s+of)\s+"
+    rf"(?:(?P<n>\d+(?:\.\d+)?)|(?P<word>{WORD}))\s*(?P<unit>hours?|hrs?|days?|weeks?|wks?|months?)\b")
+HOURS = {"h": 1, "d": 24, "w": 24 * 7, "m": 24 * 30}  # a month read as 30 days
+
+
+def deadline_hours(text: str) -> float | None:
+    m = _DEADLINE.search(text)
+    if m is None:
+        return None
+    amount = float(m.group("n")) if m.group("n") else count(m.group("word")) or 0
+    return float(amount * HOURS[m.group("unit")[0]]) if amount > 0 else None
+
+
+def find_deadline(scan: Scan) -> None:
+    """Add a ``_deadline_hours`` finding (claiming the words: no other field takes them)."""
+    for m in scan.finditer(_DEADLINE, limit=1):
+        hours = deadline_hours(m.group(0))
+        if hours is not None:
+            scan.add("_deadline_hours", hours, m.start(), m.end())

@@ -1,0 +1,48 @@
+"""A deadline in a question ("in 7 days", "within two weeks") is answered with the GPUs that
+finish the stated tokens in time, checked by the planner and the time estimate on that count;
+"for 3 days" or "how many days" are not deadlines."""
+
+from __future__ import annotations
+
+import pytest
+from ask_support import ask
+
+from service.asking.deadline_fit import first_count
+from service.parser.parse import parse
+
+
+@pytest.mark.parametrize(("text", "hours"), [
+    ("how many h100s to train llama 3.1 8b on 1T tokens in 7 days", 168.0),
+    ("pretrain 7b on 2T tokens within two weeks on h100s", 336.0),
+    ("train 8b on 1T tokens in under a week", 168.0),
+    ("can we finish 70b on 500B tokens by 36 hours on h200", 36.0),
+])
+def test_deadlines_are_read(text: str, hours: float) -> None:
+    assert parse(text).deadline_hours == hours
+
+
+@pytest.mark.parametrize("text", ["trained for 3 days on 8 h100 a 7b on 1T tokens",
+                                  "how many days to train 8b on 1T tokens on 64 h100"])
+def test_durations_that_are_not_deadlines(text: str) -> None:
+    assert parse(text).deadline_hours is None
+
+
+def test_first_count_rounds_to_a_power_of_two_in_a_node_or_whole_nodes() -> None:
+    assert first_count(10, 24, 8) == 1
+    assert first_count(3 * 24, 24, 8) == 4
+    assert first_count(229.2 * 168, 168, 8) == 232
+
+
+def test_the_answer_is_the_fewest_gpus_that_finish_in_time() -> None:
+    result = ask("how many h100s to train llama 3.1 8b on 1T tokens in 7 days")
+    assert result.reply.startswith("To finish in 7 days: *")
+    answer = result.answer
+    assert answer is not None and answer.compute is not None and answer.planner is not None
+    assert answer.planner.fits and answer.compute.days <= 7
+    gpus = answer.compute.gpus
+    assert gpus % 8 == 0 and answer.compute.days * gpus / (gpus - 8) > 7  # a node less is late
+
+
+def test_a_deadline_without_tokens_asks_for_them() -> None:
+    reply = ask("train llama 3 8b in 7 days on h100s").reply
+    assert "training tokens" in reply
