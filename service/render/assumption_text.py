@@ -25,6 +25,7 @@ LABELS: dict[str, str] = {
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
     "weights_dtype": "weights loaded as",
     "qlora.experts": "QLoRA routed experts",
+    "qlora.other_params": "QLoRA embeddings, LM head and norms",
 }
 CAVEAT_LABEL = "not modelled exactly:"  # fields model.caveat.<topic> (core/job/model_notes.py)
 _SHORT: dict[str, str] = {"seq_len": "seq", "micro_batch": "micro-batch", "zero_stage": "ZeRO",

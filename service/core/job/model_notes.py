@@ -41,6 +41,13 @@ def model_notes(model: ResolvedModel, task: str, method: str, precision: str
             why += ", then bitsandbytes quantizes the linear layers to NF4"
         notes.append(derived("weights_dtype", dtype, why,
                              DEQUANTIZE_SOURCE.get(fmt, "the checkpoint's quantization_config")))
+    if method == "qlora":
+        notes.append(derived(
+            "qlora.other_params", "fp32",
+            "peft's prepare_model_for_kbit_training casts every parameter bitsandbytes did not "
+            "quantize (embeddings, LM head, norms) to fp32: 4 bytes each on every GPU (FSDP-QLoRA "
+            "keeps them in the 16-bit storage dtype, sharded); the weights formula shows the count",
+            "peft utils/other.py prepare_model_for_kbit_training"))
     moe = model.arch.moe
     if method == "qlora" and moe is not None and moe.fused_experts:
         notes.append(derived(
