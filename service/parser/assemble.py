@@ -63,7 +63,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     accum = ordered.get("_grad_accum", [None])[0]
     dp = ordered.get("_dp", [None])[0]
     rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
-    if ordered.get("_one_gpu") and "gpu_count" not in fields:
+    if ordered.get("_one_gpu") and "gpu_count" not in fields and not how_many:
         fields["gpu_count"] = 1
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     if not how_many:

@@ -48,7 +48,8 @@ RULES: tuple[Rule, ...] = (
        r"(?![ ]?(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", G),  # "int8 kv-cache fp8": fp8 is the KV's
     _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
-    # fine-tuning methods
+    # fine-tuning methods ("no lora", "skip qlora": every weight trains)
+    _r(rf"\b{_NO}q?[\s\-]?lora\b", "finetune_method", "full", "'no LoRA' read as full fine-tuning"),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b|\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "finetune_method", "lora"),
     _r(r"\bfull[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)|full[\s\-]?weight\s+fine"

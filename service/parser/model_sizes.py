@@ -12,7 +12,7 @@ import re
 from service.parser.scan import Scan
 
 _BARE = re.compile(
-    r"(?<![\w.$])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bn|b|million|m|trillion|t)"
+    r"(?<![\w.$])(?P<neg>-)?(?P<num>\d+(?:\.\d+)?)\s?(?P<unit>billion|bil|bn|b|million|mil|m|trillion|t)"
     r"(?![\w])(?P<tail>\s*(?:-?\s*param(?:eter)?s?|model|llm|dense|moe)\b)?"
 )
 _NOT_PARAMS = re.compile(
@@ -39,8 +39,9 @@ def find_bare_sizes(scan: Scan) -> None:
             continue  # "on 3T" is a token count
         if m.start() > 0 and view[m.start() - 1] == "x":
             continue  # "8x7b"
-        value = float(m.group("num")) * {"b": 1.0, "bn": 1.0, "billion": 1.0, "m": 1e-3,
-                                         "million": 1e-3, "t": 1e3, "trillion": 1e3}[unit]
+        value = float(m.group("num")) * {"b": 1.0, "bn": 1.0, "bil": 1.0, "billion": 1.0,
+                                         "m": 1e-3, "mil": 1e-3, "million": 1e-3, "t": 1e3,
+                                         "trillion": 1e3}[unit]
         if m.group("neg"):
             value = -value
         scan.add("params_b", round(value, 6), m.start(), m.end())

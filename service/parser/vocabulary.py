@@ -25,7 +25,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         window, context length of, token context, tokens of context,
         tokens context, token ctx, tokens ctx, tok ctx, tokens of ctx, token window, token seq,
         token sequences, tokens per sequence, tokens per sample, token sequence, seq length of,
-        context lengths, max context, max ctx, max context length
+        context lengths, max context, max ctx, max context length, context of, context window of,
+        sequences of, seq of, sequence of
     """),
     ("_prompt", "E", """
         prompt, prompts, prompt length, prompt len, input length, input len, input tokens, tokens in,
@@ -138,7 +139,9 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("cp", "A", """
         cp, context parallel, context parallelism, context parallel size, cp size,
-        context parallel degree
+        context parallel degree, sequence parallel, sequence parallelism, sequence parallel size,
+        sequence parallel degree, ulysses, ulysses degree, ulysses sp, ring attention size,
+        ring attention degree
     """),
     ("ep", "A", """
         ep, expert parallel, expert parallelism, expert parallel size, expert model parallel size,
