@@ -198,7 +198,7 @@ def test_given_gpus_short_says_by_how_much_and_the_cheapest_fix() -> None:
 
 
 def test_a_pinned_knob_is_the_cheapest_fix() -> None:
-    request = replace(DONE_MEANS, gpu_count=4, recompute="none", tp=1)
+    request = replace(DONE_MEANS, gpu_count=4, recompute="none", tp=1, cp=1)
     plan = plan_of(request)
     assert not plan.fits
     assert plan.fix is not None and plan.fix.change.startswith("activation recompute")

@@ -354,3 +354,11 @@ def test_step_states_are_shared_only_by_jobs_they_do_not_tell_apart(
     assert shared_step_states(replace(job, seq_len=1234)) == fresh
     assert shared_step_states(job) is shared_step_states(replace(job, micro_batch=2))
     assert shared_step_states(replace(job, optimizer="sgd")) != fresh  # a field they read
+
+
+def test_context_parallel_ranks_share_the_sharded_model_states() -> None:
+    """Megatron's distributed optimizer and torchtitan's FSDP shard over dp x cp: two replicas of
+    four context-parallel ranks keep the same optimizer share as eight data-parallel ranks."""
+    with_cp = per_gpu(gpu_count=8, cp=4, zero_stage=1, seq_len=32768)["optimizer"]
+    without = per_gpu(gpu_count=8, zero_stage=1, seq_len=32768)["optimizer"]
+    assert with_cp == without

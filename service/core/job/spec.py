@@ -34,8 +34,11 @@ class Parallelism:
 
     @property
     def zero_shards(self) -> int:
-        """How many ranks share one copy of the sharded model states."""
-        return self.shard_group or self.dp
+        """How many ranks share one copy of the sharded model states: the data-parallel ranks
+        with the context-parallel ones, which hold the same weights (Megatron-LM's distributed
+        optimizer and gradient reduction use the data-parallel group with context parallelism;
+        torchtitan shards FSDP over dp_shard x cp), or the HSDP group."""
+        return self.shard_group or self.dp * self.cp
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,10 +19,12 @@ def _states_line(est: Estimate, c: Candidate) -> str:
     split = []
     if lay.tp * lay.pp > 1:
         split.append(f"split {lay.tp * lay.pp} ways by TP x PP")
-    if lay.dp > 1 and lay.zero_stage:
+    ranks = lay.dp * lay.cp
+    if ranks > 1 and lay.zero_stage:
         what = {1: "optimizer state", 2: "optimizer state and gradients",
                 3: "weights, gradients and optimizer state"}[lay.zero_stage]
-        split.append(f"ZeRO-{lay.zero_stage} shards {what} over {lay.dp} data-parallel ranks")
+        over = f"{lay.dp} data-parallel" + (f" x {lay.cp} context-parallel" if lay.cp > 1 else "")
+        split.append(f"ZeRO-{lay.zero_stage} shards {what} over {over} ranks")
     how = "; ".join(split) if split else "not sharded"
     return f"model states {gb(states)} per GPU ({how})"
 

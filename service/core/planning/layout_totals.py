@@ -9,8 +9,8 @@ about the same job.
 
 What a step holds whatever its activation knobs (``training_phases.step_states``: model states,
 weight copies, buckets, the optimizer step's temporaries) reads only the layout's data, tensor,
-pipeline and expert parallelism, ZeRO stage, offload and stack, so it is computed once for the
-layouts that differ in recompute, micro-batch, context or sequence parallelism. Two lower bounds
+pipeline, context and expert parallelism, ZeRO stage, offload and stack, so it is computed once
+for the layouts that differ in recompute, micro-batch or sequence parallelism. Two lower bounds
 prune before the full evaluation: every phase holds the weights, the optimizer state and ZeRO-3's
 gathered layers, the phase that keeps the saved activations holds them too, and the overhead is at
 least what lives outside PyTorch, so neither sum ever exceeds the total
@@ -39,7 +39,7 @@ from service.core.planning.stacks import stack_of_layout, stated_stack, torchtit
 
 TABLES = 8  # recent jobs whose tables a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
-StatesKey = tuple[int, int, int, int, int, str, str]
+StatesKey = tuple[int, int, int, int, int, int, str, str]
 Base = tuple[Component, Component, Component]
 
 
@@ -109,9 +109,9 @@ class LayoutTotals:
         return total
 
     def _key(self, layout: Layout) -> StatesKey:
-        # context and sequence parallelism split only activations and what scales with tokens
-        return (layout.dp, layout.tp, layout.pp, layout.ep, layout.zero_stage, layout.offload,
-                self.stack(layout))
+        # sequence parallelism splits only activations and what scales with tokens
+        return (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.zero_stage,
+                layout.offload, self.stack(layout))
 
     def _base(self, layout: Layout, job: Job | None = None) -> tuple[Base, int]:
         """The layout's ``phase_base`` and the lower bound made of it (``job``: the layout's,

@@ -110,12 +110,12 @@ class Structure:
     ep: int
 
 
-def dp_ok(space: SearchSpace, dp: int, gpus: int) -> bool:
+def dp_ok(space: SearchSpace, dp: int, gpus: int, cp: int = 1) -> bool:
     """Data-parallel sizes the rules allow: dividing the global batch, the HSDP group, and
     >= 2 when a stated ZeRO stage must shard something."""
     if space.global_batch and space.global_batch % dp:
         return False
-    if dp == 1 and gpus > 1 and space.zero_stated and max(space.zero_stages) >= 1 \
+    if dp * cp == 1 and gpus > 1 and space.zero_stated and max(space.zero_stages) >= 1 \
             and not space.shape_stated:  # "TP=8 PP=4 on 32 GPUs, distributed optimizer" stands
         return False
     return not (space.shard_group and dp % space.shard_group)
@@ -133,7 +133,7 @@ def structures(gpus: int, space: SearchSpace) -> Iterator[Structure]:
                 if pp > arch.layers or rest % pp:
                     continue
                 dp = rest // pp
-                if not dp_ok(space, dp, gpus):
+                if not dp_ok(space, dp, gpus, cp):
                     continue
                 for ep in expert_parallel_sizes(arch, dp, space.eps):
                     yield Structure(dp, tp, pp, cp, ep)
@@ -198,7 +198,7 @@ def zero_options(space: SearchSpace, s: Structure) -> tuple[int, ...]:
     when dp > 1 (ZeRO-1's reduce-scatter + all-gather moves what DDP's all-reduce does)."""
     if space.zero_stated:
         return space.zero_stages
-    if s.dp == 1:
+    if s.dp * s.cp == 1:  # context-parallel ranks share the model states too
         return (0,)
     return tuple(z for z in space.zero_stages if (s.pp == 1 or z <= 1) and z >= 1)
 

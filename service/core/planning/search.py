@@ -249,7 +249,7 @@ def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int
 
 def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> Structure | None:
     gpus = dp * tp * cp * pp
-    if not dp_ok(space, dp, gpus):
+    if not dp_ok(space, dp, gpus, cp):
         return None
     eps = expert_parallel_sizes(space.arch, dp, space.eps)
     return Structure(dp, tp, pp, cp, max(eps)) if eps else None
