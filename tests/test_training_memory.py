@@ -362,3 +362,14 @@ def test_context_parallel_ranks_share_the_sharded_model_states() -> None:
     with_cp = per_gpu(gpu_count=8, cp=4, zero_stage=1, seq_len=32768)["optimizer"]
     without = per_gpu(gpu_count=8, zero_stage=1, seq_len=32768)["optimizer"]
     assert with_cp == without
+
+
+def test_qlora_with_parameter_offload_keeps_only_the_adapters_on_the_gpu() -> None:
+    """FSDP-QLoRA with CPU offload (Answer.AI's 70B on two 24 GB cards): the 4-bit base lives
+    in CPU memory, the GPU keeps the fp32 adapters and the gathered layer."""
+    est = estimate_of(EstimateRequest(model="llama-2-70b", task="finetune",
+                                      finetune_method="qlora", quantization="nf4", seq_len=512,
+                                      gpu="rtx3090-24gb", gpu_count=2, zero_stage=3,
+                                      offload="optimizer_and_params"))
+    assert est.per_gpu_bytes["weights"] == est.params_trainable * 4
+    assert est.total_bytes < 24e9

@@ -93,7 +93,8 @@ RULES: tuple[Rule, ...] = (
     # torchtune, unsloth: ``enable_activation_checkpointing=True``, ``use_gradient_checkpointing="unsloth"``
     _r(r"\b(?:enable_activation_checkpointing|use_gradient_checkpointing)\s*[=:]\s*[\"']?(?:true|1|unsloth)\b",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
-    _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt)|--recompute-activations\b"
+    _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt|ac)\b|--recompute-activations\b"
+       r"|\b(?:recomp\w*|activation\s+checkpointing|ac)\s*[=:]?\s*[\"']?selective\b"
        r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
@@ -179,6 +180,10 @@ def find_knobs(scan: Scan) -> None:
                     scan.claim(m.start(), m.end())
                     continue
                 found = "gguf-q4_k_m"
+            elif field == "zero_stage" and note.startswith("ZeRO-"):  # ZeRO-Offload, ZeRO-Infinity
+                offload = "optimizer_and_params" if "infinity" in m.group(0) else "optimizer"
+                scan.add("offload", offload, m.start(), m.end(), claim=False)
+                found = value
             elif value == FSDP:
                 found = 2 if _FSDP_2.search(scan.low) else 0 if "no_shard" in scan.low else 3
                 note = note if found == 3 else ""

@@ -119,6 +119,16 @@ def weights(job: Job) -> Component:
     params = rank_params(job.arch, par, job.param_scale)
     adapters = 0 if job.trains_all_weights else -(-lora_params(
         job.arch, job.lora_rank, job.lora_targets) // (par.tp * par.pp))
+    if job.offload == "optimizer_and_params" and job.is_training and not adapters:
+        return component("weights", "0", "ZeRO-Infinity, Rajbhandari et al. 2021",
+                         "offloaded to CPU memory; prefetch buffers are in temporary")
+    if job.offload == "optimizer_and_params" and job.is_training:
+        # FSDP-QLoRA with CPU offload (Answer.AI fsdp_qlora): the sharded 4-bit base lives in
+        # CPU memory; the GPU keeps the fp32 adapters
+        return component("weights", "adapter_params * adapter_bytes",
+                         "FSDP CPUOffload(offload_params=True); peft keeps LoRA adapters in fp32",
+                         "base offloaded to CPU memory; gathered layers are in temporary",
+                         adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
     if job.finetune_method == "qlora":
         linear = bnb_4bit_params(job.arch) // (par.tp * par.pp)
         if par.zero_stage >= 3 and par.zero_shards > 1:
@@ -137,9 +147,6 @@ def weights(job: Job) -> Component:
             linear_params=linear, nf4_bits=NF4_BITS_PER_WEIGHT,
             other_params=max(0, params.total - linear), other_bytes=4,
             adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
-    if job.offload == "optimizer_and_params" and job.is_training:
-        return component("weights", "0", "ZeRO-Infinity, Rajbhandari et al. 2021",
-                         "offloaded to CPU memory; prefetch buffers are in temporary")
     per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
     base = sharded("weights", params, par, 3, per, ZERO_SOURCE)
     if not adapters:
