@@ -24,11 +24,12 @@ def gb(n: float) -> float:
     return round(n / GB, 1)
 
 
-# S1: the "Training Memory Calculator" with its own assumptions chosen explicitly.
+# S1: the "Training Memory Calculator" with its own assumptions chosen explicitly (its 2-byte
+# gradients are DeepSpeed's accounting; selective recompute alone would default to Megatron-LM).
 S1 = EstimateRequest(
     model="llama-3-8b", seq_len=4096, micro_batch=1, precision="bf16_mixed", optimizer="adamw",
     recompute="selective", zero_stage=0, activation_model="korthikanti",
-    overhead_model="flat_10pct",
+    overhead_model="flat_10pct", framework="deepspeed",
 )
 
 
@@ -81,7 +82,10 @@ def test_s2_model_states_per_gpu(stage: int, expected_gb: float) -> None:
 
 
 def test_s2_70b_tp8_pp4_dp4_zero1() -> None:
-    est = estimate_of(EstimateRequest(params_b=70, gpu_count=128, tp=8, pp=4, zero_stage=1))
+    # the seed's 16 bytes/param (2-byte gradients) is DeepSpeed's accounting, stated here: with
+    # TP and PP the default stack is Megatron-LM, whose gradients are fp32
+    est = estimate_of(EstimateRequest(params_b=70, gpu_count=128, tp=8, pp=4, zero_stage=1,
+                                      framework="deepspeed"))
     assert est.job.parallel.dp == 4
     states = sum(est.per_gpu_bytes[k] for k in ("weights", "gradients", "optimizer"))
     # The seed divides 70B evenly by 32 (15.3 GB); fitcheck puts the embedding on the first

@@ -28,6 +28,7 @@ from service.core.job.request import EstimateRequest
 from service.core.job.resolve_layout import parallelism
 from service.core.job.resolve_notes import Notes
 from service.core.job.spec import FinetuneMethod, Job, Offload, Parallelism, Recompute, Task
+from service.core.job.training_stack import layout_stack_id, torchtitan_models
 from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
 from service.core.units import human_count
@@ -162,10 +163,25 @@ def _training_knobs(req: EstimateRequest, method: str, notes: Notes) -> None:
         notes.value("lora_targets", "all_linear", "peft target_modules='all-linear'")
 
 
-def _default_framework(task: str, method: str) -> str:
+def _default_framework(task: str, method: str, par: Parallelism, recompute: str,
+                       model_id: str) -> str:
+    """vLLM for serving, the Trainer with peft for adapters, else the stack that runs the stated
+    layout (``training_stack.py``, the planner's rule)."""
     if task == "infer":
         return "vllm"
-    return "hf" if method in ("lora", "qlora") else "deepspeed"
+    if method in ("lora", "qlora"):
+        return "hf"
+    return layout_stack_id(par.tp, par.pp, par.cp, par.zero_stage, recompute,
+                           model_id in torchtitan_models())
+
+
+FRAMEWORK_WHY = {
+    "hf": "Hugging Face Trainer with peft, the usual LoRA stack",
+    "deepspeed": "DeepSpeed-style accounting: bf16 gradients, fp32 master weights in the optimizer",
+    "megatron": "Megatron-LM runs the stated tensor/pipeline/context parallelism: fp32 gradients, "
+                "fp32 master weights in its distributed optimizer",
+    "fsdp": "FSDP2 (torchtitan) runs TP/CP with sharded states: fp32 sharded parameters",
+}
 
 
 def _offload(req: EstimateRequest, par: Parallelism) -> Offload:
@@ -200,7 +216,8 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     seq = _sequence_length(req, model, notes)
     precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"
-    framework = req.framework or _default_framework(task, method)
+    recompute = _recompute(req, task, method, notes)
+    framework = req.framework or _default_framework(task, method, par, recompute, model.model_id)
     if task == "infer":
         serving_framework(framework)
         if req.framework is not None:
@@ -211,9 +228,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         quant = _serving_weights(req, model, notes)
     else:
         check_recipe(precision, optimizer, framework)
-        notes.value("framework", framework, "Hugging Face Trainer with peft, the usual LoRA "
-                    "stack" if framework == "hf" else "DeepSpeed-style accounting: bf16 "
-                    "gradients, fp32 master weights in the optimizer")
+        notes.value("framework", framework, FRAMEWORK_WHY.get(framework, ""))
         _training_knobs(req, method, notes)
         quant = check_weight_format(req.quantization or ("nf4" if method == "qlora" else "none"))
     kv_dtype = check_kv_dtype(req.kv_cache_dtype or "auto")
@@ -235,7 +250,6 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     overhead_model = choice("overhead_model", req.overhead_model or "measured", OVERHEAD_MODELS)
     notes.value("overhead_model", overhead_model, "CUDA context and allocator reserve as "
                 "measured on real runs", minor=True)
-    recompute = _recompute(req, task, method, notes)
     lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
     method_name = choice("method", req.method or "planner", PLANNER_METHODS)
     notes.items += model_notes(model, task, method, precision)

@@ -9,10 +9,10 @@ from typing import Any
 import tomli_w
 
 from service.core.job.spec import Job
+from service.core.job.training_stack import torchtitan_models
 from service.core.launch.launch_shape import LaunchShape, ModelRef
 from service.core.launch.launch_types import LaunchConfig
 from service.core.planning.plan_types import Layout
-from service.core.planning.stacks import torchtitan_models
 
 FILENAME = "fitcheck_torchtitan.toml"
 PARAM_DTYPE = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "bfloat16", "fp32": "float32"}

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Offload, Parallelism, Recompute
+from service.core.job.training_stack import torchtitan_models
 from service.core.memory.activations import (
     ActivationBreakdown,
     activation_breakdown,
@@ -35,7 +36,7 @@ from service.core.memory.overhead import context_bytes, cublas_workspace
 from service.core.memory.training_memory import training_total
 from service.core.memory.training_phases import StepStates, phase_base, step_states
 from service.core.planning.plan_types import Layout
-from service.core.planning.stacks import stack_of_layout, stated_stack, torchtitan_models
+from service.core.planning.stacks import stack_of_layout, stated_stack
 
 TABLES = 8  # recent jobs whose tables a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)

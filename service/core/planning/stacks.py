@@ -20,14 +20,12 @@ has it (Megatron-LM, torchtitan).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from functools import cache
-from importlib.resources import files
 
 from service.core.job.assumptions import Assumption, derived
 from service.core.job.choices import RECOMPUTE
 from service.core.job.resolve import ResolvedJob
+from service.core.job.training_stack import layout_stack_id, torchtitan_models
 from service.core.planning.plan_types import Layout
 
 
@@ -119,13 +117,8 @@ def stack_of_layout(fixed: Stack | None, torchtitan_ships: bool, layout: Layout)
     worked out already (the planner asks for thousands of layouts of one request)."""
     if fixed is not None:
         return fixed.id
-    model_parallel = layout.tp * layout.pp * layout.cp > 1
-    selective = layout.recompute == "selective"
-    if layout.zero_stage >= 2 and (model_parallel or selective):
-        return "fsdp" if not selective or torchtitan_ships else "megatron"
-    if model_parallel or selective:
-        return "megatron"
-    return "deepspeed"
+    return layout_stack_id(layout.tp, layout.pp, layout.cp, layout.zero_stage, layout.recompute,
+                           torchtitan_ships)
 
 
 SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate"}
@@ -136,14 +129,6 @@ def stack_name(stack_id: str, task: str = "train") -> str:
         return SERVING_NAMES.get(stack_id, stack_id)
     stack = STACKS.get(stack_id)
     return stack.name if stack is not None else stack_id
-
-
-@cache
-def torchtitan_models() -> dict[str, tuple[str, str]]:
-    """Preset id -> (torchtitan model name, flavor) for the models torchtitan ships."""
-    raw = json.loads(files("service.data").joinpath("torchtitan_models.json")
-                     .read_text(encoding="utf-8"))
-    return {key: (value[0], value[1]) for key, value in raw["models"].items()}
 
 
 def stack_assumption(resolved: ResolvedJob, stack_id: str) -> Assumption | None:
