@@ -374,3 +374,11 @@ def test_qlora_with_parameter_offload_keeps_only_the_adapters_on_the_gpu() -> No
     stored = next(c for c in est.components if c.key == "weights" and "CPUOffload" in c.source)
     assert stored.bytes == est.params_trainable * 4
     assert est.total_bytes < 24e9
+
+
+def test_a_pipeline_without_a_global_batch_runs_four_micro_batches_per_stage() -> None:
+    """TP=8 PP=4 on 64 GPUs with no global batch: 2 x 4 x 4 = 32 sequences a step, so the first
+    stage holds pp micro-batches in flight (one micro-batch would leave the pipeline idle)."""
+    resolved = resolve(EstimateRequest(model="llama-3.1-70b", gpu_count=64, tp=8, pp=4))
+    assert resolved.job.global_batch == 32 and resolved.job.grad_accum == 16
+    assert any(a.field == "global_batch" and a.origin == "derived" for a in resolved.assumptions)

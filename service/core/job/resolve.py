@@ -27,7 +27,15 @@ from service.core.job.model_notes import model_notes
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve_layout import parallelism
 from service.core.job.resolve_notes import Notes
-from service.core.job.spec import FinetuneMethod, Job, Offload, Parallelism, Recompute, Task
+from service.core.job.spec import (
+    PIPELINE_MICRO_BATCHES_PER_STAGE,
+    FinetuneMethod,
+    Job,
+    Offload,
+    Parallelism,
+    Recompute,
+    Task,
+)
 from service.core.job.training_stack import layout_stack_id, torchtitan_models
 from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
@@ -163,6 +171,21 @@ def _training_knobs(req: EstimateRequest, method: str, notes: Notes) -> None:
         notes.value("lora_targets", "all_linear", "peft target_modules='all-linear'")
 
 
+def _global_batch(req: EstimateRequest, par: Parallelism, task: str, notes: Notes) -> int:
+    """The stated global batch; with a pipeline and none stated, PIPELINE_MICRO_BATCHES_PER_STAGE
+    micro-batches per stage in a step (one micro-batch would leave the pipeline mostly idle and
+    its first stage holding one micro-batch's activations, not pp of them); else 0: one
+    micro-batch per data-parallel rank."""
+    if req.global_batch is not None or par.pp == 1 or task == "infer":
+        return req.global_batch or 0
+    batch = (req.micro_batch or 1) * par.dp * PIPELINE_MICRO_BATCHES_PER_STAGE * par.pp
+    notes.add(derived("global_batch", batch, f"{PIPELINE_MICRO_BATCHES_PER_STAGE} micro-batches "
+                      f"per pipeline stage in a step ({PIPELINE_MICRO_BATCHES_PER_STAGE * par.pp} "
+                      "in all): the bubble (pp - 1) / m stays under 25%",
+                      "Narayanan et al. 2021, sec. 2.2"))
+    return batch
+
+
 def _default_framework(task: str, method: str, par: Parallelism, recompute: str,
                        model_id: str) -> str:
     """vLLM for serving, the Trainer with peft for adapters, else the stack that runs the stated
@@ -256,7 +279,8 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
         task=task, finetune_method=method, seq_len=seq, micro_batch=req.micro_batch or 1,
-        global_batch=req.global_batch or 0, precision=precision, optimizer=optimizer,
+        global_batch=_global_batch(req, par, task, notes), precision=precision,
+        optimizer=optimizer,
         framework=framework, parallel=par, recompute=recompute,
         flash_attn=True if req.flash_attn is None else req.flash_attn,
         chunked_loss=bool(req.chunked_loss),

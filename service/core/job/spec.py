@@ -41,6 +41,12 @@ class Parallelism:
         return self.shard_group or self.dp * self.cp
 
 
+# a pipeline keeps its bubble under 25% with 4 micro-batches per stage in a step (1F1B:
+# (pp - 1) / m, Narayanan et al. 2021, sec. 2.2): the micro-batches assumed when no global
+# batch is stated, by the resolved job and by the planner alike
+PIPELINE_MICRO_BATCHES_PER_STAGE = 4
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     arch: Architecture

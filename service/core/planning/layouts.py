@@ -27,13 +27,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from service.core.hardware.gpus import Gpu
+from service.core.job.spec import PIPELINE_MICRO_BATCHES_PER_STAGE
 from service.core.model.architecture import Architecture
 from service.core.planning.plan_types import Layout
 from service.core.planning.step_time import SMALL_MICRO_BATCH_TOKENS
 
 MIN_CP_TOKENS = 2048
 MICRO_BATCH_CHOICES = (1, 2, 4, 8, 16)
-PIPELINE_MICRO_BATCHES_PER_STAGE = 4  # global batch not stated: m = 4 x pp (bubble < 25%)
 
 
 @dataclass(frozen=True, slots=True)
