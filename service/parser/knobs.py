@@ -56,8 +56,8 @@ RULES: tuple[Rule, ...] = (
        r"|\bfull[\s\-]*param(?:eter)?s?\b",
        "finetune_method", "full"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
-    _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b",
-       "framework", "fsdp"),
+    _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
+       r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
     _r(r"\bdeep[\s\-]?speed\b", "framework", "deepspeed"),
     # ZeRO / FSDP / DDP
@@ -147,7 +147,7 @@ def _dtype(match: re.Match[str]) -> str:
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
-    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep"),
+    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),

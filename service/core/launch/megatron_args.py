@@ -119,6 +119,10 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
         notes.append("set --moe-layer-freq for the dense layers of this model")
     if shape.precision == "fp8":
         notes.append("fp8 training: add --fp8-format hybrid (Transformer Engine)")
+    if job.task == "finetune":
+        notes.append("fine-tuning: convert the Hugging Face checkpoint to Megatron's format "
+                     "(Megatron Bridge) and add --load <its folder> --finetune --no-load-optim, "
+                     "or it trains from random weights")
     if arch.positions == "rotary":
         notes.append("set --rotary-base to the model's rope_theta (Megatron's default is 10000; "
                      "Llama 3 uses 500000) and --use-rope-scaling for Llama 3.1 and later")

@@ -52,8 +52,16 @@ def torchtitan_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRe
                         "pipeline_parallel_degree": 1},
         "activation_checkpoint": checkpoint,
     }
-    notes = (f"download the tokenizer and config with torchtitan's scripts/download_hf_assets.py "
+    notes = [f"download the tokenizer and config with torchtitan's scripts/download_hf_assets.py "
              f"--repo_id {ref.path} --local_dir ./assets/hf", "add your dataset and steps under "
-             "[training]; run it with the torchrun line below")
+             "[training]; run it with the torchrun line below"]
+    if job.task == "finetune":  # start from the released weights, not from random ones
+        config["checkpoint"] = {"enable": True, "initial_load_path": f"./assets/hf/{repo_dir}",
+                                "initial_load_in_hf": True, "initial_load_model_only": True}
+        notes.append("fine-tuning loads the Hugging Face weights: download them too "
+                     "(download_hf_assets.py --assets safetensors)")
+    if shape.precision == "fp8":
+        notes.append("fp8: this config trains in bf16; add torchtitan's float8 converter "
+                     "(model.converters, [quantize.linear.float8]) for fp8 linears")
     return LaunchConfig("torchtitan", "torchtitan job config", "toml", FILENAME,
-                        tomli_w.dumps(config), config, (), notes)
+                        tomli_w.dumps(config), config, (), tuple(notes))
