@@ -382,3 +382,11 @@ def test_a_pipeline_without_a_global_batch_runs_four_micro_batches_per_stage() -
     resolved = resolve(EstimateRequest(model="llama-3.1-70b", gpu_count=64, tp=8, pp=4))
     assert resolved.job.global_batch == 32 and resolved.job.grad_accum == 16
     assert any(a.field == "global_batch" and a.origin == "derived" for a in resolved.assumptions)
+
+
+def test_fsdp2_shard_grad_op_keeps_fp32_shards_and_the_unsharded_16_bit_parameters() -> None:
+    """FSDP2 ZeRO-2 (reshard_after_forward=False): 8.03B x (4 / 8 + 2) bytes, not fp32 whole."""
+    weights = next(c for c in estimate_of(replace(BASE, framework="fsdp", zero_stage=2,
+                                                  gpu_count=8)).components
+                   if c.key == "weights" and "FSDP2" in c.source)
+    assert weights.bytes == round(P * (4 / 8 + 2))

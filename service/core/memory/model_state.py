@@ -22,6 +22,7 @@ from service.core.memory.lora import (
     lora_params,
 )
 from service.core.memory.precision import (
+    compute_dtype_bytes,
     gradient_bytes_per_param,
     master_bytes_per_param,
     optimizer_state_bytes_per_param,
@@ -148,6 +149,15 @@ def weights(job: Job) -> Component:
             other_params=max(0, params.total - linear), other_bytes=4,
             adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
     per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
+    if job.framework == "fsdp" and par.zero_stage == 2 and par.zero_shards > 1 \
+            and job.trains_all_weights and not params.experts and per > 2:
+        # FSDP2 SHARD_GRAD_OP (reshard_after_forward=False): fp32 shards at rest, and the 16-bit
+        # parameters all-gathered in the forward stay unsharded until the backward is done
+        return component("weights", "params * (master_bytes / shards + compute_bytes)",
+                         "PyTorch FSDP2 fully_shard(reshard_after_forward=False) with "
+                         "MixedPrecisionPolicy(param_dtype=bf16)", "fp32 shards + unsharded "
+                         "16-bit parameters", params=params.dense, master_bytes=per,
+                         shards=par.zero_shards, compute_bytes=compute_dtype_bytes(job.precision))
     base = sharded("weights", params, par, 3, per, ZERO_SOURCE)
     if not adapters:
         return base
