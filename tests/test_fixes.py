@@ -169,3 +169,11 @@ def test_a_short_answer_shows_the_layout_its_verdict_and_band_are_about() -> Non
     shown = re.search(r"Per GPU \(GB\): .* = \*([\d.]+) GB\*", text)
     assert headline and shown and headline.group(1) == shown.group(1), text
     assert "Leanest layout:" in text and "As written (" in text
+
+
+def test_a_comparison_on_given_gpus_where_both_fit_says_which_is_faster() -> None:
+    """"zero-2 or zero-3 on 8x A100 80GB?": both fit, so the fewest GPUs each could do with is
+    not the question; ZeRO-2 is faster (less communication), ZeRO-3 leaves more memory."""
+    reply = ask("llama 3 8b full finetune: zero-2 or zero-3 on 8x A100 80GB?").reply
+    assert "All fit on the 8 GPUs; *ZeRO-2* is faster" in reply
+    assert "*ZeRO-3* leaves the most memory" in reply

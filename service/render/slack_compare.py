@@ -60,6 +60,9 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     fitting = [s for s in ok if s.fits]
     if 0 < len(fitting) < len(ok):
         return f"Only *{fitting[0].label}* fits" if len(fitting) == 1 else None
+    on_given = _both_fit_on_the_given_gpus(ok)
+    if on_given:
+        return on_given
     counts = {s.gpus for s in ok}
     if len(counts) > 1:
         best = min(ok, key=lambda s: (s.gpus, s.per_gpu))
@@ -73,6 +76,33 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
         return "About the same memory per GPU"
     best = min(ok, key=lambda s: s.per_gpu)
     return f"Less memory per GPU: *{best.label}* ({gb(best.per_gpu)})"
+
+
+def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
+    """On GPUs the question names, where every side fits, the faster side (the planner's
+    relative step time), and which leaves more memory: "fewer GPUs needed" would answer another
+    question."""
+    planners = [s.answer.planner if s.answer is not None else None for s in sides]
+    if not all(p is not None and p.mode == "given" and p.fits and p.relative_step_time
+               for p in planners):
+        return None
+    times = {s.label: p.relative_step_time for s, p in zip(sides, planners, strict=True)
+             if p is not None and p.relative_step_time}
+    gpus = {p.gpus for p in planners if p is not None}
+    if len(gpus) != 1 or len(times) != len(sides):
+        return None
+    fast = min(sides, key=lambda s: times[s.label])
+    roomy = min(sides, key=lambda s: s.per_gpu)
+    slow = max(times.values())
+    line = f"All fit on the {next(iter(gpus)):,} GPUs; "
+    if slow - times[fast.label] > 1e-3 * slow:
+        line += (f"*{fast.label}* is faster (step time x{times[fast.label]:.2f} against "
+                 f"x{slow:.2f})")
+    else:
+        line += "about as fast"
+    if roomy.label != fast.label:
+        line += f"; *{roomy.label}* leaves the most memory ({gb(roomy.per_gpu)} per GPU)"
+    return line
 
 
 def compare_reply(field: str | None, sides: list[Side], notes: list[str]) -> str:
