@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,6 +19,7 @@ from service.core.hardware.gpus import Gpu
 from service.core.job.request import EstimateRequest
 from service.core.model.lookup import BARE_SIZE
 from service.core.model.presets import lookup_preset
+from service.core.recent import Recent
 from service.core.report.answer_types import Answer
 from service.fingerprint import engine_fingerprint
 from service.observability import Metrics
@@ -49,7 +49,7 @@ class Estimates:
         self.metrics = metrics
         self.ttl_s = ttl_s
         # stated fields + base URL -> the JSON body of POST /v1/estimate, ready to send
-        self._hot: OrderedDict[str, bytes] = OrderedDict()
+        self._hot: Recent[str, bytes] = Recent(HOT_ENTRIES)
 
     async def prepare(self, request: EstimateRequest) -> Prepared:
         canonical = normalise(request)
@@ -133,7 +133,6 @@ class Estimates:
         hot_key = json.dumps(stated, sort_keys=True, separators=(",", ":")) + "|" + base_url
         ready = self._hot.get(hot_key)
         if ready is not None:
-            self._hot.move_to_end(hot_key)
             self.metrics.cache_hits.inc()
             return ready
         request = EstimateRequest(**stated)
@@ -144,9 +143,7 @@ class Estimates:
         else:
             data = answer_bytes(replace(self._in_place(prepared.engine), link=url))
         if not prepared.registered_arch:
-            self._hot[hot_key] = data
-            if len(self._hot) > HOT_ENTRIES:
-                self._hot.popitem(last=False)
+            self._hot.put(hot_key, data)
         return data
 
     async def _cached(self, key: str) -> str | None:

@@ -11,8 +11,6 @@ Checked against peak memory measured on an H100 (``bench/gpu_accuracy.py``).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
@@ -26,6 +24,7 @@ from service.core.memory.activations import (
 )
 from service.core.memory.formula import Component, component
 from service.core.memory.regime import Regime, regime_of
+from service.core.recent import Recent
 
 PERSISTENT_GRADS = ("deepspeed", "megatron")
 RECENT_STATES = 256  # step states of recent jobs kept per process (a few kB each)
@@ -110,8 +109,7 @@ def step_states(job: Job, base: tuple[Component, Component, Component] | None = 
 
 _states_key = attrgetter(*(f.name for f in fields(Job)
                            if f.name not in NOT_READ_BY_STEP_STATES))
-_recent_states: OrderedDict[Any, StepStates] = OrderedDict()
-_recent_lock = threading.Lock()
+_recent_states: Recent[Any, StepStates] = Recent(RECENT_STATES)
 
 
 def shared_step_states(job: Job) -> StepStates:
@@ -119,17 +117,8 @@ def shared_step_states(job: Job) -> StepStates:
     reads (a new sequence length or micro-batch on the same model and layout): the model
     states, worked out once and reused, the RECENT_STATES most recent kept."""
     key = _states_key(job)
-    with _recent_lock:  # the service's thread workers share the table
-        found = _recent_states.get(key)
-        if found is not None:
-            _recent_states.move_to_end(key)
-            return found
-    found = step_states(job)
-    with _recent_lock:
-        _recent_states[key] = found
-        if len(_recent_states) > RECENT_STATES:
-            _recent_states.popitem(last=False)
-    return found
+    found = _recent_states.get(key)
+    return found if found is not None else _recent_states.put(key, step_states(job))
 
 
 def training_phases(job: Job, acts: ActivationBreakdown,

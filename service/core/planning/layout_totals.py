@@ -18,8 +18,6 @@ least what lives outside PyTorch, so neither sum ever exceeds the total
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import fields, replace
 from typing import Any, cast
 
@@ -37,6 +35,7 @@ from service.core.memory.training_memory import training_total
 from service.core.memory.training_phases import StepStates, phase_base, step_states
 from service.core.planning.plan_types import Layout
 from service.core.planning.stacks import stack_of_layout, stated_stack
+from service.core.recent import Recent
 
 TABLES = 8  # recent jobs whose tables a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
@@ -185,26 +184,17 @@ def _field_values(job: Job) -> dict[str, Any]:
     return {f.name: getattr(job, f.name) for f in fields(Job)}
 
 
-_tables: OrderedDict[tuple[Job, frozenset[str]], LayoutTotals] = OrderedDict()
-_tables_lock = threading.Lock()
+_tables: Recent[tuple[Job, frozenset[str]], LayoutTotals] = Recent(TABLES)
 
 
 def totals_for(resolved: ResolvedJob) -> LayoutTotals:
     """The table of this job (the same job and stated fields: the same totals), the TABLES most
     recent kept."""
     key = (replace(resolved.job, gpu=None), resolved.stated)
-    with _tables_lock:  # the service's thread workers share the tables
-        found = _tables.get(key)
-        if found is None:
-            found = _tables[key] = LayoutTotals(resolved)
-            while len(_tables) > TABLES:
-                _tables.popitem(last=False)
-        else:
-            _tables.move_to_end(key)
-    return found
+    found = _tables.get(key)
+    return found if found is not None else _tables.put(key, LayoutTotals(resolved))
 
 
 def clear_tables() -> None:
     """Forget every kept table (benchmarks time a cold search)."""
-    with _tables_lock:
-        _tables.clear()
+    _tables.clear()
