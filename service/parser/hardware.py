@@ -126,7 +126,10 @@ def _plural(name: str) -> bool:
     name = name.strip()
     if name.endswith("'s"):
         return True
-    return name.endswith("s") and resolve(name[:-1]) is not None and resolve(name[:-1]) == resolve(name)
+    if not name.endswith("s"):
+        return False
+    singular = resolve(name[:-1])
+    return singular is not None and singular == resolve(name)
 
 
 def _outer_nodes(before: re.Match[str] | None, after: str) -> int | None:
@@ -153,7 +156,8 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     if outer is not None:  # "2x8 h100", "4 8xh100 nodes": nodes of a node's GPUs
         nodes = outer
     elif before and (before.group("outer") or before.group("outer_x")):
-        before = _BEFORE.search(view[base + before.start("count"):start])  # not a node count
+        base += before.start("count")  # not a node count: read from the GPUs' count on
+        before = _BEFORE.search(view[base:start])
     if before and per is not None and not nodes and _AFTER_COUNT.match(view[end:end + 12]):
         per = None  # "batch 2 a100 x 64": the count is after the name
     elif before and per is not None and not nodes \
