@@ -18,9 +18,10 @@ from service.core.memory.serving import (
     kv_cache_bytes,
     serving_weight_bytes,
 )
-from service.core.memory.serving_split import ServingShare, serving_share, serving_tp_ok
+from service.core.memory.serving_split import ServingShare, serving_share
 from service.core.model.params import parameter_count
 from service.core.model.presets import find_preset
+from service.core.model.tensor_parallel import serving_tp_ok
 
 GB = 1e9
 

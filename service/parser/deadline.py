@@ -18,8 +18,10 @@ HOURS = {"h": 1, "d": 24, "w": 24 * 7, "m": 24 * 30}  # a month read as 30 days
 
 def deadline_hours(text: str) -> float | None:
     m = _DEADLINE.search(text)
-    if m is None:
-        return None
+    return _hours(m) if m is not None else None
+
+
+def _hours(m: re.Match[str]) -> float | None:
     amount = float(m.group("n")) if m.group("n") else count(m.group("word")) or 0
     return float(amount * HOURS[m.group("unit")[0]]) if amount > 0 else None
 
@@ -27,6 +29,6 @@ def deadline_hours(text: str) -> float | None:
 def find_deadline(scan: Scan) -> None:
     """Add a ``_deadline_hours`` finding (claiming the words: no other field takes them)."""
     for m in scan.finditer(_DEADLINE, limit=1):
-        hours = deadline_hours(m.group(0))
+        hours = _hours(m)
         if hours is not None:
             scan.add("_deadline_hours", hours, m.start(), m.end())

@@ -35,6 +35,7 @@ _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|c
 PASTED_OPTIMIZERS = "|".join(sorted((n for n in OPTIMIZER_NAMES if "_" in n), key=len, reverse=True))
 _FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
 # a switch turned off after its name: "grad checkpointing off", "offload: false", "... disabled"
+_ZERO_OFFLOAD = re.compile(r"offload|infinity")
 _OFF = r"\s*(?:[=:]\s*[\"']?)?(?:off|disabled?|false|none)\b"
 
 
@@ -180,8 +181,9 @@ def find_knobs(scan: Scan) -> None:
                     scan.claim(m.start(), m.end())
                     continue
                 found = "gguf-q4_k_m"
-            elif field == "zero_stage" and note.startswith("ZeRO-"):  # ZeRO-Offload, ZeRO-Infinity
-                offload = "optimizer_and_params" if "infinity" in m.group(0) else "optimizer"
+            elif field == "zero_stage" and (named := _ZERO_OFFLOAD.search(m.group(0))):
+                # ZeRO-Offload, ZeRO-Infinity: the stage and the offload they name
+                offload = "optimizer_and_params" if named.group(0) == "infinity" else "optimizer"
                 scan.add("offload", offload, m.start(), m.end(), claim=False)
                 found = value
             elif value == FSDP:

@@ -20,7 +20,6 @@ _FAMILY = {"llama3_3": "llama 3.3", "llama3_2": "llama 3.2", "llama3_1": "llama 
            "llama3": "llama 3", "llama2": "llama 2", "code_llama2": "codellama", "qwen2_5": "qwen2.5",
            "qwen3": "qwen3", "qwen2": "qwen2", "gemma2": "gemma 2", "gemma": "gemma", "mistral": "mistral",
            "phi3": "phi 3", "phi4": "phi 4"}
-_METHOD = {"full": "full", "lora": "lora", "qlora": "qlora"}
 
 
 def find_recipes(scan: Scan) -> None:
@@ -31,9 +30,9 @@ def find_recipes(scan: Scan) -> None:
         if preset is not None:
             scan.add("model", preset.id, m.start(), m.end("size"),
                      f"torchtune config {m.group(0)} read as {preset.id}")
-        scan.add("finetune_method", _METHOD[m.group("method")], m.start(), m.end())
+        scan.add("finetune_method", m.group("method"), m.start(), m.end())
     for m in scan.finditer(_RECIPE, limit=1):
         if configs:
             scan.claim(m.start(), m.end())
         else:
-            scan.add("finetune_method", _METHOD[m.group("method")], m.start(), m.end())
+            scan.add("finetune_method", m.group("method"), m.start(), m.end())

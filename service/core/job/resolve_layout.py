@@ -25,7 +25,7 @@ def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
 
 
 def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
-                 notes: Notes) -> Parallelism:
+                notes: Notes) -> Parallelism:
     arch = model.arch
     tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
     gpus = _gpu_count(req, per_node, tp * pp * cp)

@@ -24,7 +24,6 @@ from service.core.memory.serving import (
     serving_weights,
 )
 from service.core.model.architecture import Architecture
-from service.core.model.tensor_parallel import serving_tp_ok as serving_tp_ok
 
 
 def kv_share(arch: Architecture, tp: int) -> float:

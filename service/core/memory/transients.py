@@ -91,12 +91,11 @@ def autocast_cache(job: Job, regime: Regime) -> Component:
                      "16-bit copies autocast caches", cast_params=cast)
 
 
-def saved_weight_copies(job: Job, regime: Regime, cache: Component | None = None) -> Component:
+def saved_weight_copies(job: Job, regime: Regime, cache: Component) -> Component:
     """The 16-bit weight copies autograd still holds at the start of the backward: all of
     autocast's (no recompute), or only the LM head's, whose matmul runs outside the
     checkpoints; QLoRA's frozen fp32 LM head is cast on every call and its copy kept.
-    ``cache``: the job's ``autocast_cache`` when the caller has it."""
-    cache = cache or autocast_cache(job, regime)
+    ``cache``: the job's ``autocast_cache`` (held in its step states)."""
     head = job.arch.vocab * job.arch.hidden
     cast: float
     if regime.nf4_base:

@@ -20,8 +20,11 @@ def serving_tp_ok(arch: Architecture, tp: int) -> bool:
     return kv % tp == 0 if kv >= tp else tp % kv == 0
 
 
+def serving_tp_sizes(arch: Architecture, gpus: int, limit: int) -> list[int]:
+    """The TP sizes of at most ``limit`` that divide ``gpus`` and that vLLM accepts, largest
+    first (1 always is one)."""
+    return [d for d in range(min(gpus, limit), 0, -1) if not gpus % d and serving_tp_ok(arch, d)]
+
+
 def largest_serving_tp(arch: Architecture, gpus: int, limit: int) -> int:
-    """The largest TP size of at most ``limit`` that divides ``gpus`` and that vLLM accepts
-    (1 always does)."""
-    return max((d for d in range(1, min(gpus, limit) + 1) if not gpus % d and serving_tp_ok(arch, d)),
-               default=1)
+    return serving_tp_sizes(arch, gpus, limit)[0]

@@ -4,7 +4,7 @@ Budgeted the way vLLM sizes its KV cache (``serving.kv_budget_bytes``): gpu_memo
 usable memory, minus the weights, the forward pass's activation peak, non-torch memory (CUDA
 context, NCCL) and captured CUDA graphs; what is left holds whole sequences of KV cache.
 Layouts: tensor parallelism inside one node, or across a rack-scale NVLink domain (GB200 NVL72,
-``layouts.nvlink_tp_domain``), by vLLM's head rule (``serving_split.py``), and pipeline
+``layouts.nvlink_tp_domain``), by vLLM's head rule (``model/tensor_parallel.py``), and pipeline
 parallelism over the rest (vLLM ``pipeline_parallel_size``), each stage holding layers / pp of
 the weights and of the KV cache: on each count the largest TP that fits, and a smaller TP with
 PP where TP past the KV heads would copy the cache. One replica: the fewest GPUs, not the
@@ -21,8 +21,9 @@ from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import ServingBudget
 from service.core.memory.serving_memory import serving_estimate
-from service.core.memory.serving_split import serving_share, serving_tp_ok
-from service.core.planning.layouts import divisors, node_count, nvlink_tp_domain
+from service.core.memory.serving_split import serving_share
+from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
+from service.core.planning.layouts import node_count, nvlink_tp_domain
 from service.core.planning.plan_types import Fix, Plan, ServingFit
 from service.core.planning.serving_fixes import serving_fixes
 from service.core.units import gb
@@ -59,9 +60,9 @@ def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tu
     most ``tp_limit`` GPUs (``serving_tp_limit``), PP over the rest. A smaller TP with PP can hold
     more: past the KV heads, TP copies the KV cache on every rank where PP splits it."""
     arch = job.arch
-    options = [tp] if tp else sorted((d for d in divisors(gpus) if d <= tp_limit), reverse=True)
-    return [(size, gpus // size) for size in options
-            if not gpus % size and serving_tp_ok(arch, size) and gpus // size <= arch.layers]
+    options = ([tp] if not gpus % tp and serving_tp_ok(arch, tp) else []) if tp \
+        else serving_tp_sizes(arch, gpus, tp_limit)
+    return [(size, gpus // size) for size in options if gpus // size <= arch.layers]
 
 
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
