@@ -1,8 +1,11 @@
 """Time the planner (process CPU time, median of rounds) on common questions, the given-count
 answer with its fixes, and the fits-on table; prints milliseconds against each goal.
 
-Each call resolves the request and searches from scratch (``clear_tables``: no totals kept from
-the call before), as a new API request would. Run: python3 bench/planner_speed.py
+Each call resolves the request and searches from scratch, as a new API request would, in two
+ways: "first" forgets every table (``clear_tables``), a question about a model and setup no one
+asked about before; "new" asks each round with another sequence length and keeps only the
+model-state tables of the questions before (``clear_tables(states=False)``), a new question
+about a model asked about before. Run: python3 bench/planner_speed.py
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -63,29 +66,37 @@ CASES = (
 )
 
 
-def timings_ms(fn: Callable[[], object], repeat: int = 15) -> list[float]:
-    fn()  # warm the preset and catalog caches
+def timings_ms(fn: Callable[[int], object], repeat: int = 15, first: bool = True) -> list[float]:
+    """CPU ms of ``fn(round)`` per round; ``first``: every table forgotten before each."""
+    fn(0)  # warm the preset and catalog caches
     out = []
-    for _ in range(repeat):
-        clear_tables()
+    for i in range(1, repeat + 1):
+        clear_tables(states=first)
         start = time.process_time()
-        fn()
+        fn(i)
         out.append((time.process_time() - start) * 1e3)
     return out
 
 
-def case_ms(case: Case, repeat: int = 15) -> float:
-    return statistics.median(timings_ms(
-        lambda: make_plan(resolve(case.request), with_fits_on=case.fits_on), repeat))
+def case_ms(case: Case, repeat: int = 15, first: bool = True) -> float:
+    """Median ms; ``first`` False: each round a new sequence length (128 tokens more per round,
+    which keeps every context-parallel split of the original)."""
+    seq = case.request.seq_len or 4096
+
+    def ask(i: int) -> object:
+        request = case.request if first else replace(case.request, seq_len=seq + 128 * i)
+        return make_plan(resolve(request), with_fits_on=case.fits_on)
+
+    return statistics.median(timings_ms(ask, repeat, first))
 
 
 def main() -> None:
-    print(f"{'case (process CPU, cold tables)':<34}{'median ms':>10}{'goal ms':>9}  answer")
+    print(f"{'case (process CPU, median ms)':<34}{'first':>8}{'new':>8}{'goal':>7}  answer")
     for case in CASES:
-        ms = case_ms(case)
+        first, new = case_ms(case), case_ms(case, first=False)
         goal = f"{case.goal_ms:g}" if case.goal_ms is not None else "-"
         verdict = plan_verdict(make_plan(resolve(case.request)))
-        print(f"{case.name:<34}{ms:>10.2f}{goal:>9}  {verdict[:64]}")
+        print(f"{case.name:<34}{first:>8.2f}{new:>8.2f}{goal:>7}  {verdict[:56]}")
 
 
 if __name__ == "__main__":

@@ -67,3 +67,29 @@ def test_totals_do_not_depend_on_the_gpu_type() -> None:
             job = totals.job(layout)
             on_v100 = replace(job, gpu=find_gpu("v100-16gb"))
             assert training_total(on_v100) == training_total(job), layout
+
+
+@pytest.mark.parametrize("fields", JOBS[:4], ids=lambda f: "-".join(str(v) for v in f.values()))
+def test_a_new_question_on_the_same_model_reuses_exact_model_states(
+        fields: dict[str, Any]) -> None:
+    """A second job of the family (another sequence length, micro-batch and global batch)
+    takes its model states from the first job's table, and its totals stay the engine's."""
+    first = resolve(EstimateRequest(**fields, gpu="h100-80gb"))
+    second = resolve(EstimateRequest(**{**fields, "seq_len": 2048, "micro_batch": 2,
+                                        "global_batch": 256}, gpu="h100-80gb"))
+    warm, fresh = LayoutTotals(first), LayoutTotals(second)
+    assert fresh._shared is warm._shared
+    space = build_space(first, find_gpu("h100-80gb"))
+    for structure in structures(8, space):
+        for layout in knob_layouts(space, structure):
+            warm.total(layout)
+    shared_before = len(warm._shared.step_states)
+    space = build_space(second, find_gpu("h100-80gb"))
+    checked = 0
+    for structure in structures(8, space):
+        for layout in knob_layouts(space, structure):
+            job = fresh.job(layout)
+            assert fresh.total(layout) == training_estimate(job).total_bytes, layout
+            assert fresh._states(layout) == step_states(job), layout
+            checked += 1
+    assert checked >= 3 and len(warm._shared.step_states) == shared_before

@@ -39,6 +39,17 @@ def _cublas_workspace() -> Component:
                          cal.cublas_workspace_bytes.value))
 
 
+def overhead_floor(job: Job, allocated: int) -> int:
+    """At most ``overhead(job, a, t).bytes`` for any ``a >= allocated`` and any transient
+    ``t``: the same terms with the transient dropped (a maximum is at least each of its terms)
+    and the allocated bytes at their floor. The planner's lower bounds add it."""
+    if job.overhead_model == "flat_10pct":
+        return int(FLAT_OVERHEAD * allocated)
+    share = (job.allocator_reserve if job.allocator_reserve is not None
+             else calibration().fragmentation_share.value)
+    return context_bytes(job) + int(share * allocated)
+
+
 def overhead(job: Job, allocated: int, largest_transient: float) -> Component:
     """Outside PyTorch, plus the allocator's cached free memory at the peak: at least one
     stranded copy of the job's largest transient block, else a measured share of what is

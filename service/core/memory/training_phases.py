@@ -107,8 +107,9 @@ def step_states(job: Job, base: tuple[Component, Component, Component] | None = 
         _partial_gradients(job, grads), transients.lm_head_gradient(job))
 
 
-_states_key = attrgetter(*(f.name for f in fields(Job)
-                           if f.name not in NOT_READ_BY_STEP_STATES))
+step_states_key = attrgetter(*(f.name for f in fields(Job)
+                               if f.name not in NOT_READ_BY_STEP_STATES))
+"""The job's fields that step states read: jobs with the same key have the same states."""
 _recent_states: Recent[Any, StepStates] = Recent(RECENT_STATES)
 
 
@@ -116,7 +117,7 @@ def shared_step_states(job: Job) -> StepStates:
     """``step_states`` of the job, shared by the jobs that differ only in what no step state
     reads (a new sequence length or micro-batch on the same model and layout): the model
     states, worked out once and reused, the RECENT_STATES most recent kept."""
-    key = _states_key(job)
+    key = step_states_key(job)
     found = _recent_states.get(key)
     return found if found is not None else _recent_states.put(key, step_states(job))
 

@@ -4,6 +4,7 @@ and the engine's full breakdown of the layout the plan shows."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cached_property
 
 from service.core.hardware.gpus import Gpu
 from service.core.job.resolve import ResolvedJob
@@ -20,9 +21,14 @@ class MemoryModel:
     def __init__(self, resolved: ResolvedJob, gpu: Gpu,
                  totals: LayoutTotals | None = None) -> None:
         self.resolved = resolved
-        self.base = replace(resolved.job, gpu=gpu)
         self.gpu = gpu
         self.totals = totals if totals is not None else totals_for(resolved)
+
+    @cached_property
+    def base(self) -> Job:
+        """The resolved job on this GPU type (built when a layout's full breakdown is asked
+        for: the totals do not read the GPU)."""
+        return replace(self.resolved.job, gpu=self.gpu)
 
     @property
     def evaluations(self) -> int:
@@ -47,6 +53,11 @@ class MemoryModel:
 
     def floor(self, layout: Layout) -> int:
         return self.totals.floor(layout)
+
+    def states_floor(self) -> tuple[int, int]:
+        """(all model states on one GPU, what lives outside PyTorch on one GPU): neither reads
+        the GPU type (``LayoutTotals.states_floor``)."""
+        return self.totals.states_floor()
 
     def estimate(self, layout: Layout) -> Estimate:
         """The engine's full breakdown of a layout (formulas and sources)."""

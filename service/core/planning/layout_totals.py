@@ -14,33 +14,77 @@ for the layouts that differ in recompute, micro-batch or sequence parallelism. T
 prune before the full evaluation: every phase holds the weights, the optimizer state and ZeRO-3's
 gathered layers, the phase that keeps the saved activations holds them too, and the overhead is at
 least what lives outside PyTorch, so neither sum ever exceeds the total
-(``tests/test_layout_totals.py`` holds them to it)."""
+(``tests/test_layout_totals.py`` holds them to it).
+
+Those model states are the per-model table a new question reuses: jobs with the same
+``step_states_key`` (the same model, precision, optimizer, method...; a new sequence length,
+micro-batch or global batch, as most new questions are) share one ``StatesTable`` of them, the
+FAMILIES most recent kept."""
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, cast
 
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Offload, Parallelism, Recompute
 from service.core.job.training_stack import torchtitan_models
+from service.core.memory import model_state
 from service.core.memory.activations import (
     ActivationBreakdown,
     activation_breakdown,
     activations_component,
 )
 from service.core.memory.formula import Component
-from service.core.memory.overhead import context_bytes, cublas_workspace
+from service.core.memory.overhead import context_bytes, cublas_workspace, overhead_floor
 from service.core.memory.training_memory import training_total
-from service.core.memory.training_phases import StepStates, phase_base, step_states
+from service.core.memory.training_phases import (
+    PERSISTENT_GRADS,
+    StepStates,
+    gradients_persist,
+    phase_base,
+    step_states,
+    step_states_key,
+)
 from service.core.planning.plan_types import Layout
 from service.core.planning.stacks import stack_of_layout, stated_stack
 from service.core.recent import Recent
 
 TABLES = 8  # recent jobs whose tables a process keeps
+FAMILIES = 8  # recent model-state tables (one per model and setup) a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
 StatesKey = tuple[int, int, int, int, int, int, str, str]
 Base = tuple[Component, Component, Component]
+
+
+@dataclass(frozen=True, slots=True)
+class BaseEntry:
+    """What every phase of a layout holds, and the lower bound made of it."""
+
+    base: Base  # weights, optimizer state, ZeRO-3's gathered layers
+    gradients: int  # bytes of the full gradients (held in every phase when they persist)
+    tensors: int  # the base, the gradients where the stack keeps them, cuBLAS's workspace
+    bound: int  # ``tensors`` and the overhead's floor on them
+
+
+@dataclass(slots=True)
+class StatesTable:
+    """The model states of layouts, for every job of one family (the same
+    ``step_states_key``): what every phase holds, and the whole step states."""
+
+    bases: dict[StatesKey, tuple[Base, int]] = field(default_factory=dict)  # and gradients
+    step_states: dict[StatesKey, StepStates] = field(default_factory=dict)
+
+
+_families: Recent[Any, StatesTable] = Recent(FAMILIES)
+
+
+def states_table(job: Job) -> StatesTable:
+    """The shared table of the job's family, the FAMILIES most recent kept."""
+    key = step_states_key(job)
+    found = _families.get(key)
+    return found if found is not None else _families.put(key, StatesTable())
 
 
 class LayoutTotals:
@@ -55,13 +99,14 @@ class LayoutTotals:
         self.activation_model = (resolved.job.activation_model
                                  if resolved.pinned("activation_model") else None)
         self._totals: dict[Layout, int] = {}
-        self._bases: dict[StatesKey, tuple[Base, int]] = {}
-        self._step_states: dict[StatesKey, StepStates] = {}
+        self._bases: dict[StatesKey, BaseEntry] = {}  # with this job's lower bound
+        self._shared = states_table(resolved.job)
         self._floors: dict[Layout, int] = {}
         self._stacks: dict[Layout, str] = {}
         self._fixed_stack = stated_stack(resolved)
         self._torchtitan_ships = resolved.job.model_id in torchtitan_models()
         self.evaluations = 0
+        self._states_floor: tuple[int, int] | None = None
 
     def stack(self, layout: Layout) -> str:
         """The stack that runs a layout (``stacks.layout_stack``)."""
@@ -113,18 +158,25 @@ class LayoutTotals:
         return (layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.zero_stage,
                 layout.offload, self.stack(layout))
 
-    def _base(self, layout: Layout, job: Job | None = None) -> tuple[Base, int]:
-        """The layout's ``phase_base`` and the lower bound made of it (``job``: the layout's,
-        when the caller has it)."""
+    def _base(self, layout: Layout, job: Job | None = None) -> BaseEntry:
+        """The layout's ``phase_base``, its gradients, and the lower bound made of them
+        (``job``: the layout's, when the caller has it)."""
         key = self._key(layout)
         found = self._bases.get(key)
         if found is None:
             job = job or self.job(layout)
-            base = phase_base(job)
-            bound = sum(c.bytes for c in base)
+            shared = self._shared.bases.get(key)
+            if shared is None:
+                shared = (phase_base(job), model_state.gradients(job).bytes)
+                if len(self._shared.bases) < LAYOUTS_PER_TABLE:
+                    self._shared.bases[key] = shared
+            base, grads = shared
+            tensors = sum(c.bytes for c in base)
+            if job.framework in PERSISTENT_GRADS:  # in every phase, whatever the accumulation
+                tensors += grads
             if job.overhead_model == "measured":
-                bound += cublas_workspace(job).bytes + context_bytes(job)
-            found = (base, bound)
+                tensors += cublas_workspace(job).bytes
+            found = BaseEntry(base, grads, tensors, tensors + overhead_floor(job, tensors))
             if len(self._bases) < LAYOUTS_PER_TABLE:
                 self._bases[key] = found
         return found
@@ -132,30 +184,49 @@ class LayoutTotals:
     def _states(self, layout: Layout, job: Job | None = None) -> StepStates:
         """The layout's ``step_states``: they read only its parallelism, offload and stack."""
         key = self._key(layout)
-        found = self._step_states.get(key)
+        shared = self._shared.step_states
+        found = shared.get(key)
         if found is None:
             job = job or self.job(layout)
-            found = step_states(job, self._base(layout, job)[0])
-            if len(self._step_states) < LAYOUTS_PER_TABLE:
-                self._step_states[key] = found
+            found = step_states(job, self._base(layout, job).base)
+            if len(shared) < LAYOUTS_PER_TABLE:
+                shared[key] = found
         return found
 
+    def states_floor(self) -> tuple[int, int]:
+        """(the weights, gradients and optimizer state of the whole model on one GPU, what
+        lives outside PyTorch there): the search's lower bound on the GPU count divides the
+        first by a GPU's room after the second."""
+        if self._states_floor is None:
+            single = replace(self.base, parallel=Parallelism())
+            states = sum(c.bytes for c in (model_state.weights(single),
+                                           model_state.gradients(single),
+                                           model_state.optimizer(single)))
+            self._states_floor = (states, context_bytes(single))
+        return self._states_floor
+
     def lower_bound(self, layout: Layout) -> int:
-        """At most the total: the components every phase holds, and the overhead's floor."""
-        return self._base(layout)[1]
+        """At most the total: the components every phase holds (the gradients too where the
+        stack keeps them between steps), and the overhead's floor on them."""
+        return self._base(layout).bound
 
     def floor(self, layout: Layout, job: Job | None = None,
               acts: list[ActivationBreakdown] | None = None) -> int:
-        """At most the total, and tighter than ``lower_bound``: the phase base with the saved
-        activations (the phase that keeps them also holds the base). ``acts``: receives the
-        layout's activations when they are computed here."""
+        """At most the total, and tighter than ``lower_bound``: the phase that keeps the saved
+        activations holds the phase base, the gradients when they persist
+        (``gradients_persist``) and the activations; the overhead's floor on those. ``acts``:
+        receives the layout's activations when they are computed here."""
         found = self._floors.get(layout)
         if found is None:
             job = job or self.job(layout)
             breakdown = activation_breakdown(job)
             if acts is not None:
                 acts.append(breakdown)
-            found = self._base(layout, job)[1] + activations_component(job, breakdown).bytes
+            entry = self._base(layout, job)
+            tensors = entry.tensors + activations_component(job, breakdown).bytes
+            if job.framework not in PERSISTENT_GRADS and gradients_persist(job):
+                tensors += entry.gradients
+            found = tensors + overhead_floor(job, tensors)
             if len(self._floors) < LAYOUTS_PER_TABLE:
                 self._floors[layout] = found
         return found
@@ -166,13 +237,13 @@ class LayoutTotals:
         if found is not None:
             return found <= budget
         known_base = self._bases.get(self._key(layout))
-        if known_base is not None and known_base[1] > budget:
+        if known_base is not None and known_base.bound > budget:
             return False
         known_floor = self._floors.get(layout)
         if known_floor is not None and known_floor > budget:
             return False
         job = self.job(layout)  # built only when a bound must be computed or the total
-        if self._base(layout, job)[1] > budget:
+        if self._base(layout, job).bound > budget:
             return False
         acts: list[ActivationBreakdown] = []
         if self.floor(layout, job, acts) > budget:
@@ -184,17 +255,21 @@ def _field_values(job: Job) -> dict[str, Any]:
     return {f.name: getattr(job, f.name) for f in fields(Job)}
 
 
-_tables: Recent[tuple[Job, frozenset[str]], LayoutTotals] = Recent(TABLES)
+_tables: Recent[tuple[Any, frozenset[str]], LayoutTotals] = Recent(TABLES)
+_but_gpu = attrgetter(*(f.name for f in fields(Job) if f.name != "gpu"))
 
 
 def totals_for(resolved: ResolvedJob) -> LayoutTotals:
-    """The table of this job (the same job and stated fields: the same totals), the TABLES most
-    recent kept."""
-    key = (replace(resolved.job, gpu=None), resolved.stated)
+    """The table of this job (the same job but for its GPU and the same stated fields: the
+    same totals), the TABLES most recent kept."""
+    key = (_but_gpu(resolved.job), resolved.stated)
     found = _tables.get(key)
     return found if found is not None else _tables.put(key, LayoutTotals(resolved))
 
 
-def clear_tables() -> None:
-    """Forget every kept table (benchmarks time a cold search)."""
+def clear_tables(states: bool = True) -> None:
+    """Forget every kept table (benchmarks time a cold search); ``states`` False: keep the
+    model-state tables (a new question about a model asked before)."""
     _tables.clear()
+    if states:
+        _families.clear()

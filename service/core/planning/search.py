@@ -16,11 +16,8 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from service.core.job.spec import Parallelism
-from service.core.memory import model_state
-from service.core.memory.overhead import context_bytes
 from service.core.planning.layout_memory import MemoryModel
 from service.core.planning.layouts import (
     SearchSpace,
@@ -137,10 +134,8 @@ def _better(a: Candidate, b: Candidate) -> bool:
 
 def states_lower_bound(memory: MemoryModel, budget: int) -> int:
     """Fewest GPUs that could hold all model states if they were spread perfectly."""
-    single = replace(memory.base, parallel=Parallelism())
-    states = sum(c.bytes for c in (model_state.weights(single), model_state.gradients(single),
-                                   model_state.optimizer(single)))
-    room = budget - context_bytes(single)
+    states, context = memory.states_floor()
+    room = budget - context
     if room <= 0:
         return MAX_GPUS + 1
     return max(1, -(-states // room))
