@@ -89,6 +89,15 @@ def _rank_params(arch: Architecture, tp: int, pp: int, ep: int, scale: float) ->
     return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
 
 
+def stage_split(count: int, arch: Architecture, par: Parallelism, round_up: bool = False) -> int:
+    """A count spread over the layers (adapter or 4-bit parameters, factored optimizer bytes)
+    on the busiest model-parallel rank: the heaviest pipeline stage's ceil(L/pp) of L layers,
+    / tp (``count // (tp * pp)`` when the stages are even)."""
+    spread = count * -(-arch.layers // par.pp)
+    ranks = arch.layers * par.tp
+    return -(-spread // ranks) if round_up else spread // ranks
+
+
 def _shards(par: Parallelism, stage_needed: int, experts: bool = False) -> int:
     if par.zero_stage < stage_needed:
         return 1
@@ -118,8 +127,8 @@ def weights(job: Job) -> Component:
     FSDP (FSDP-QLoRA), everything in the bf16 storage dtype, 1/shards per GPU."""
     par = job.parallel
     params = rank_params(job.arch, par, job.param_scale)
-    adapters = 0 if job.trains_all_weights else -(-lora_params(
-        job.arch, job.lora_rank, job.lora_targets) // (par.tp * par.pp))
+    adapters = 0 if job.trains_all_weights else stage_split(
+        lora_params(job.arch, job.lora_rank, job.lora_targets), job.arch, par, round_up=True)
     if job.offload == "optimizer_and_params" and job.is_training and not adapters:
         return component("weights", "0", "ZeRO-Infinity, Rajbhandari et al. 2021",
                          "offloaded to CPU memory; prefetch buffers are in temporary")
@@ -131,7 +140,7 @@ def weights(job: Job) -> Component:
                          "base offloaded to CPU memory; gathered layers are in temporary",
                          adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
     if job.finetune_method == "qlora":
-        linear = bnb_4bit_params(job.arch) // (par.tp * par.pp)
+        linear = stage_split(bnb_4bit_params(job.arch), job.arch, par)
         if par.zero_stage >= 3 and par.zero_shards > 1:
             return component(
                 "weights", "(linear_params * nf4_bits / 8 + other_params * other_bytes) / shards"
@@ -171,8 +180,8 @@ def trainable_rank_params(job: Job) -> RankParams:
     if job.trains_all_weights:
         return rank_params(job.arch, job.parallel, job.param_scale)
     adapters = lora_params(job.arch, job.lora_rank, job.lora_targets)
-    split = job.parallel.tp * job.parallel.pp
-    return RankParams(dense=-(-adapters // split), experts=0)
+    return RankParams(dense=stage_split(adapters, job.arch, job.parallel, round_up=True),
+                      experts=0)
 
 
 OFFLOAD_SOURCE = ("ZeRO-Offload, Ren et al. 2021, sec. 4: gradients, optimizer states and the "
@@ -232,7 +241,7 @@ def optimizer(job: Job) -> Component:
     state = sharded("optimizer", params, job.parallel, 1, per, source)
     if optimizer_name(job.optimizer).family != "adafactor":
         return state
-    factored = adafactor_state_bytes(job.arch) // (job.parallel.tp * job.parallel.pp)
+    factored = stage_split(adafactor_state_bytes(job.arch), job.arch, job.parallel)
     return component_of("optimizer", f"{state.expression} + factored_bytes / shards",
                         {**state.term_map, "factored_bytes": factored},
                         source + "; Adafactor: sum over matrices of (rows + cols) x 4 B")

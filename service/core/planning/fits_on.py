@@ -1,8 +1,9 @@
 """The fits-on table: for every GPU in the catalog, the fewest GPUs and the layout.
 
 Training: one table of totals serves every GPU type (per-GPU bytes of a layout do not depend
-on the GPU, ``layout_totals.py``), and GPU types with the same search space and budget share one
-search. Serving: the fewest
+on the GPU, ``layout_totals.py``), GPU types with the same search space and budget share one
+search, and a space's budgets are searched largest first: where one fits nowhere, no smaller
+one does. Serving: the fewest
 tensor/pipeline-parallel GPUs per type (``serving_plan.py``).
 """
 
@@ -27,22 +28,12 @@ def _price(gpu: Gpu, count: int | None) -> float | None:
 
 def fits_on_training(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> list[FitsOnRow]:
     catalog = gpus if gpus is not None else all_gpus()
+    spaces = {gpu.id: build_space(resolved, gpu) for gpu in catalog}
+    found = _fewest_by_budget(resolved, catalog, spaces)
     rows: list[FitsOnRow] = []
-    # GPU types with the same search space (node size, NVLink domain) and budget have the
-    # same answer: searched once
-    found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
-    probes: dict[SearchSpace, ShapeProbes] = {}
     for gpu in catalog:
-        space = build_space(resolved, gpu)
-        key = (space, budget_bytes(resolved, gpu))
-        if key not in found:
-            searcher = make_searcher(resolved, gpu, space)
-            searcher.leanest_wanted = False
-            searcher.probes = probes.setdefault(space, searcher.probes)
-            hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
-                            with_miss=False)
-            found[key] = (hit.best if hit is not None else None, searcher.budget)
-        best, budget = found[key]
+        space = spaces[gpu.id]
+        best, budget = found[(space, budget_bytes(resolved, gpu))]
         count = best.layout.gpus if best is not None else None
         rows.append(FitsOnRow(
             gpu.id, gpu.name, count,
@@ -50,6 +41,34 @@ def fits_on_training(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> li
             f"{best.layout.describe()} ({best.layout.shape()})" if best else "does not fit",
             best.total_bytes if best else None, budget, _price(gpu, count)))
     return rows
+
+
+def _fewest_by_budget(resolved: ResolvedJob, catalog: list[Gpu],
+                      spaces: dict[str, SearchSpace]
+                      ) -> dict[tuple[SearchSpace, int], tuple[Candidate | None, int]]:
+    """The fewest-GPU candidate per (search space, budget): GPU types with the same space (node
+    size, NVLink domain) and budget have the same answer, searched once. Within a space, the
+    largest budget first: every layout that fits a smaller budget fits the larger one, so where
+    the larger budget fits nowhere, neither does the smaller."""
+    gpus_of: dict[tuple[SearchSpace, int], Gpu] = {}
+    for gpu in catalog:
+        gpus_of.setdefault((spaces[gpu.id], budget_bytes(resolved, gpu)), gpu)
+    found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
+    fits_nowhere: set[SearchSpace] = set()
+    probes: dict[SearchSpace, ShapeProbes] = {}
+    for (space, budget), gpu in sorted(gpus_of.items(), key=lambda item: -item[0][1]):
+        if space in fits_nowhere:
+            found[(space, budget)] = (None, budget)
+            continue
+        searcher = make_searcher(resolved, gpu, space)
+        searcher.leanest_wanted = False
+        searcher.probes = probes.setdefault(space, searcher.probes)
+        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
+                        with_miss=False)
+        found[(space, budget)] = (hit.best if hit is not None else None, searcher.budget)
+        if hit is None:
+            fits_nowhere.add(space)
+    return found
 
 
 def fits_on_serving(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> list[FitsOnRow]:

@@ -23,9 +23,9 @@ from service.core.planning.layouts import (
     SearchSpace,
     Structure,
     counts_ok,
+    divisors,
     dp_ok,
     dp_sizes,
-    expert_parallel_sizes,
     knob_layouts,
     leanest,
     model_shapes,
@@ -189,64 +189,92 @@ def fewest(searcher: Searcher, lower: int, with_miss: bool = True,
 class ShapeProbes:
     """What the shape search works out once per search space (GPU types with the same node
     size and NVLink domain share it in the fits-on table): the leanest layout of each probed
-    (dp, tp, cp, pp), and the data-parallel sizes that make whole nodes, by replica size."""
+    (dp, tp, cp, pp, ep), and the data-parallel sizes that make whole nodes, by replica size
+    and expert-parallel size."""
 
-    layouts: dict[tuple[int, int, int, int], Layout | None] = field(default_factory=dict)
-    whole_nodes: dict[int, list[int]] = field(default_factory=dict)
+    layouts: dict[tuple[int, int, int, int, int], Layout | None] = field(default_factory=dict)
+    whole_nodes: dict[tuple[int, int], list[int]] = field(default_factory=dict)
 
 
 def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int | None:
-    """Fewest GPUs in [floor, ceiling] over all model shapes (tp, cp, pp): for each, the
-    smallest data-parallel size whose leanest layout fits, by bisection (more data-parallel
-    ranks never need more memory per GPU: ZeRO shards more, fewer micro-batches are in
-    flight)."""
+    """Fewest GPUs in [floor, ceiling] over all model shapes (tp, cp, pp, ep): for each, the
+    smallest data-parallel size whose leanest layout fits, by bisection (with the shape fixed,
+    more data-parallel ranks never need more memory per GPU: ZeRO shards more, routed experts
+    spread over more ranks, fewer micro-batches are in flight; the expert-parallel size is part
+    of the shape because it must divide dp).
+
+    Pipeline sizes with the same layers per stage (ceil(L/pp)) hold the same model states per
+    GPU, and a larger one keeps more micro-batches in flight: per GPU it never needs less
+    memory at the same dp, on more GPUs. So once a stage count whose replicas make whole nodes
+    (every dp is valid for it) has been searched, the larger stage counts of its class only
+    need the dp it did not search (below the floor for it, above for them)."""
     space, per_node = searcher.space, searcher.space.gpus_per_node
     probes = searcher.probes
     best = min(ceiling, MAX_GPUS) + 1
     divisors_of_batch = dp_sizes(space, MAX_GPUS) if space.global_batch else []
+    eps = shape_expert_sizes(space)
+    # per (tp, cp, layers per stage): the replica size of the smallest stage count of the class
+    # whose replicas make whole nodes
+    dominant: dict[tuple[int, int, int], int] = {}
     for tp, cp, pp in model_shapes(space):
         size = tp * cp * pp
         if size >= best:
             break
-        low_dp, limit = -(-floor // size), (best - 1) // size
-        options: Sequence[int]
-        if space.global_batch:
-            valid = probes.whole_nodes.get(size)
-            if valid is None:
-                valid = probes.whole_nodes[size] = [
-                    d for d in divisors_of_batch if counts_ok(d * size, per_node)]
-            options = valid[bisect.bisect_left(valid, low_dp):bisect.bisect_right(valid, limit)]
-        else:  # any dp: multiples of what makes whole nodes
-            step = per_node // math.gcd(size, per_node)
-            options = range(-(-low_dp // step) * step, limit + 1, step)
+        low_dp, cap = -(-floor // size), MAX_GPUS
+        stage_class = (tp, cp, -(-space.arch.layers // pp))
+        if stage_class in dominant:  # left: the small dp the dominating shape did not search
+            cap = -(-floor // dominant[stage_class]) - 1
+        elif pp > 1 and size % per_node == 0:
+            dominant[stage_class] = size
+        for ep in eps:
+            limit = min(cap, (best - 1) // size)
+            options: Sequence[int]
+            if space.global_batch:
+                valid = probes.whole_nodes.get((size, ep))
+                if valid is None:
+                    valid = probes.whole_nodes[(size, ep)] = [
+                        d for d in divisors_of_batch
+                        if d % ep == 0 and counts_ok(d * size, per_node)]
+                options = valid[bisect.bisect_left(valid, low_dp):
+                                bisect.bisect_right(valid, limit)]
+            else:  # any dp: multiples of what makes whole nodes and of the EP size
+                step = math.lcm(per_node // math.gcd(size, per_node), ep)
+                options = range(-(-low_dp // step) * step, limit + 1, step)
 
-        def fits(dp: int, tp: int = tp, cp: int = cp, pp: int = pp) -> bool:
-            key = (dp, tp, cp, pp)
-            if key in probes.layouts:
-                lay = probes.layouts[key]
-            else:
-                found = _shape_structure(space, dp, tp, cp, pp)
-                lay = probes.layouts[key] = leanest(space, found) if found else None
-            return lay is not None and searcher.memory.fits(lay, searcher.budget)
+            def fits(dp: int, tp: int = tp, cp: int = cp, pp: int = pp, ep: int = ep) -> bool:
+                key = (dp, tp, cp, pp, ep)
+                if key in probes.layouts:
+                    lay = probes.layouts[key]
+                else:
+                    found = _shape_structure(space, dp, tp, cp, pp, ep)
+                    lay = probes.layouts[key] = leanest(space, found) if found else None
+                return lay is not None and searcher.memory.fits(lay, searcher.budget)
 
-        if not options or not fits(options[-1]):
-            continue
-        low, high = -1, len(options) - 1  # options[high] fits
-        while high - low > 1:
-            mid = (low + high) // 2
-            if fits(options[mid]):
-                high = mid
-            else:
-                low = mid
-        best = min(best, options[high] * size)
+            if not options or not fits(options[-1]):
+                continue
+            low, high = -1, len(options) - 1  # options[high] fits
+            while high - low > 1:
+                mid = (low + high) // 2
+                if fits(options[mid]):
+                    high = mid
+                else:
+                    low = mid
+            best = min(best, options[high] * size)
     return best if best <= min(ceiling, MAX_GPUS) else None
 
 
-def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int) -> Structure | None:
-    gpus = dp * tp * cp * pp
-    if not dp_ok(space, dp, gpus, cp):
+def shape_expert_sizes(space: SearchSpace) -> tuple[int, ...]:
+    """The expert-parallel sizes a shape may take: 1 for a dense model, the stated one, else
+    every size that divides the routed experts, largest (leanest) first."""
+    arch = space.arch
+    if arch.moe is None:
+        return (1,) if space.eps in (None, (1,)) else ()
+    options = space.eps if space.eps is not None else tuple(divisors(arch.moe.experts))
+    return tuple(sorted((ep for ep in options if arch.moe.experts % ep == 0), reverse=True))
+
+
+def _shape_structure(space: SearchSpace, dp: int, tp: int, cp: int, pp: int,
+                     ep: int) -> Structure | None:
+    if not dp_ok(space, dp, dp * tp * cp * pp, cp) or dp % ep:
         return None
-    eps = expert_parallel_sizes(space.arch, dp, space.eps)
-    return Structure(dp, tp, pp, cp, max(eps)) if eps else None
-
-
+    return Structure(dp, tp, pp, cp, ep)
