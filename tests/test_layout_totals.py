@@ -15,6 +15,7 @@ from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.activations import activation_breakdown, activations_component
+from service.core.memory.overhead import overhead_floor
 from service.core.memory.training_memory import training_estimate, training_total
 from service.core.memory.training_phases import step_states
 from service.core.planning.layout_totals import LayoutTotals
@@ -51,6 +52,8 @@ def test_bounds_and_shared_states_are_exact(fields: dict[str, Any]) -> None:
                     job, activation_breakdown(job)).bytes
                 assert with_activations <= total, layout
                 assert totals._states(layout) == step_states(job), layout
+                assert overhead_floor(totals._overhead_job(layout, None), total) == \
+                    overhead_floor(job, total), layout
                 assert totals.fits(layout, total) and not totals.fits(layout, total - 1)
                 checked += 1
     assert checked >= 5

@@ -107,6 +107,7 @@ class LayoutTotals:
         self._torchtitan_ships = resolved.job.model_id in torchtitan_models()
         self.evaluations = 0
         self._states_floor: tuple[int, int] | None = None
+        self._overhead_jobs: dict[bool, Job] = {}
 
     def stack(self, layout: Layout) -> str:
         """The stack that runs a layout (``stacks.layout_stack``)."""
@@ -160,25 +161,37 @@ class LayoutTotals:
 
     def _base(self, layout: Layout, job: Job | None = None) -> BaseEntry:
         """The layout's ``phase_base``, its gradients, and the lower bound made of them
-        (``job``: the layout's, when the caller has it)."""
+        (``job``: the layout's, when the caller has it; built only when the family's table
+        lacks the base)."""
         key = self._key(layout)
         found = self._bases.get(key)
         if found is None:
-            job = job or self.job(layout)
             shared = self._shared.bases.get(key)
             if shared is None:
+                job = job or self.job(layout)
                 shared = (phase_base(job), model_state.gradients(job).bytes)
                 if len(self._shared.bases) < LAYOUTS_PER_TABLE:
                     self._shared.bases[key] = shared
             base, grads = shared
             tensors = sum(c.bytes for c in base)
-            if job.framework in PERSISTENT_GRADS:  # in every phase, whatever the accumulation
+            if key[-1] in PERSISTENT_GRADS:  # the stack keeps them in every phase
                 tensors += grads
-            if job.overhead_model == "measured":
-                tensors += cublas_workspace(job).bytes
-            found = BaseEntry(base, grads, tensors, tensors + overhead_floor(job, tensors))
+            if self.base.overhead_model == "measured":
+                tensors += cublas_workspace(self.base).bytes
+            bound = tensors + overhead_floor(self._overhead_job(layout, job), tensors)
+            found = BaseEntry(base, grads, tensors, bound)
             if len(self._bases) < LAYOUTS_PER_TABLE:
                 self._bases[key] = found
+        return found
+
+    def _overhead_job(self, layout: Layout, job: Job | None) -> Job:
+        """A job that stands for the layout in ``overhead_floor``, which reads the overhead's
+        settings (the same for every layout) and whether the job runs on more than one GPU
+        (``context_bytes``): one job per answer to that (``tests/test_layout_totals.py``)."""
+        several = layout.gpus > 1
+        found = self._overhead_jobs.get(several)
+        if found is None:
+            found = self._overhead_jobs[several] = job or self.job(layout)
         return found
 
     def _states(self, layout: Layout, job: Job | None = None) -> StepStates:
@@ -236,15 +249,12 @@ class LayoutTotals:
         found = self._totals.get(layout)
         if found is not None:
             return found <= budget
-        known_base = self._bases.get(self._key(layout))
-        if known_base is not None and known_base.bound > budget:
+        if self._base(layout).bound > budget:
             return False
         known_floor = self._floors.get(layout)
         if known_floor is not None and known_floor > budget:
             return False
-        job = self.job(layout)  # built only when a bound must be computed or the total
-        if self._base(layout, job).bound > budget:
-            return False
+        job = self.job(layout)  # built only when the floor or the total is needed
         acts: list[ActivationBreakdown] = []
         if self.floor(layout, job, acts) > budget:
             return False

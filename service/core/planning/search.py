@@ -71,12 +71,13 @@ class Searcher:
         if found is not None:
             return found
         result = CountResult(gpus)
-        leans: list[Layout] = []
-        for s in structures(gpus, self.space):
-            lean_layout = leanest(self.space, s)
-            if lean_layout is None:
-                continue
-            leans.append(lean_layout)
+        shapes = self.probes.counts.get(gpus)
+        if shapes is None:
+            shapes = self.probes.counts[gpus] = [
+                (s, lean) for s in structures(gpus, self.space)
+                if (lean := leanest(self.space, s)) is not None]
+        leans = [lean for _, lean in shapes]
+        for s, lean_layout in shapes:
             if not self.memory.fits(lean_layout, self.budget):
                 continue
             best = self._best_knobs(s)
@@ -113,13 +114,15 @@ class Searcher:
     def _best_knobs(self, s: Structure) -> Candidate | None:
         """The fastest knob setting of a structure that fits; among equally fast ones the
         higher ZeRO stage (less memory: ZeRO-1 costs no more traffic than plain DDP)."""
-        ranked = sorted(
-            ((relative_step_time(step_terms(lay, self.space.seq_len, self.space.gpus_per_node,
-                                            self.space.arch.layers, self.virtual_stages)),
-              -lay.zero_stage, i, lay)
-             for i, lay in enumerate(knob_layouts(self.space, s))),
-        )
-        for _, _, _, lay in ranked:
+        ranked = self.probes.knobs.get(s)
+        if ranked is None:
+            ranked = self.probes.knobs[s] = [lay for *_, lay in sorted(
+                (relative_step_time(step_terms(lay, self.space.seq_len,
+                                               self.space.gpus_per_node,
+                                               self.space.arch.layers, self.virtual_stages)),
+                 -lay.zero_stage, i, lay)
+                for i, lay in enumerate(knob_layouts(self.space, s)))]
+        for lay in ranked:
             if self.memory.fits(lay, self.budget):
                 return self.candidate(lay)
         return None
@@ -187,13 +190,16 @@ def fewest(searcher: Searcher, lower: int, with_miss: bool = True,
 
 @dataclass(slots=True)
 class ShapeProbes:
-    """What the shape search works out once per search space (GPU types with the same node
-    size and NVLink domain share it in the fits-on table): the leanest layout of each probed
-    (dp, tp, cp, pp, ep), and the data-parallel sizes that make whole nodes, by replica size
-    and expert-parallel size."""
+    """What the searches work out once per search space, whatever the budget (GPU types with
+    the same node size and NVLink domain share it in the fits-on table): the leanest layout of
+    each probed (dp, tp, cp, pp, ep), the data-parallel sizes that make whole nodes by replica
+    and expert-parallel size, each count's structures with their leanest layouts, and each
+    structure's knob settings, fastest first."""
 
     layouts: dict[tuple[int, int, int, int, int], Layout | None] = field(default_factory=dict)
     whole_nodes: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    counts: dict[int, list[tuple[Structure, Layout]]] = field(default_factory=dict)  # leanest
+    knobs: dict[Structure, list[Layout]] = field(default_factory=dict)  # fastest first
 
 
 def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int | None:
