@@ -204,7 +204,7 @@ def test_names_do_not_collide_between_presets() -> None:
         ("gemma-2-9b-it", "gemma-2-9b"),
         ("google/gemma-3-27b-it", "gemma-3-27b"),
         ("Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),
-        ("mistral 7b", "mistral-7b-v0.1"),
+        ("mistral 7b", "mistral-7b-v0.3"),
         ("Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"),
         ("mixtral 8x7b instruct", "mixtral-8x7b"),
         ("microsoft/Phi-3-mini-4k-instruct", "phi-3-mini"),

@@ -3,6 +3,7 @@ previous request, and what to say back (notes, numbers not used, a question, a p
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from service.parser import rules
@@ -88,6 +89,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         or bool(ordered.get("_arch_partial"))
     if cue.help and not understood:
         return Parsed("help", {}, prev, ignored=said)
+    if not prev and not compare and _off_topic(cue, fields, scan.low):
+        return Parsed("invalid", {}, prev, problem=rules.OFF_TOPIC, ignored=said)
     if not understood and (not cue.domain or looks_like_sql(scan.low) or ignored):
         return Parsed("invalid", {}, prev, problem=_nothing(scan, ignored), ignored=said)
     out_of_range = rules.out_of_range(merged, compare)
@@ -145,9 +148,22 @@ def _unknown(ordered: dict[str, list[Any]], merged: dict[str, Any],
     return None
 
 
+_WORDS = re.compile(r"[a-z]{2,}")
+OFF_TOPIC_WORDS = 6
+
+
+def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
+    """A sentence that names a model but asks nothing about memory, GPUs or running it ("best
+    prompt to get qwen to output json"): not a sizing question."""
+    if cue.domain or cue.finetune or cue.serve or cue.train or cue.serve_setting or cue.run \
+            or cue.train_knob or cue.time or cue.context or fields.keys() - {"task", "model", "params_b"}:
+        return False
+    return len(_WORDS.findall(low)) >= OFF_TOPIC_WORDS
+
+
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
     if compare_field is not None:
         return "compare"
-    if task != "infer" and ("tokens" in merged or cue.time):
+    if task != "infer" and ("tokens" in merged or (cue.time and not cue.memory_ask)):
         return "time_cost"
     return task

@@ -73,7 +73,12 @@ def variants(findings: list[Finding],
         return "model", tuple(out)
     if field == "gpu":
         return "gpu", _gpu_variants(findings)
-    return field, tuple(Variant(label(field, v), _changes(field, v)) for v in ordered[field])
+    written: dict[Any, int] = {}  # where each value is first written (bare dtypes, engines)
+    for f in sorted(findings, key=lambda f: f.start):
+        if f.field in (field, "_dtype", "_serving_framework") and f.value in ordered[field]:
+            written.setdefault(f.value, f.start)
+    values = sorted(ordered[field], key=lambda v: written.get(v, 0))
+    return field, tuple(Variant(label(field, v), _changes(field, v)) for v in values)
 
 
 # A follow-up that compares with the thread: "vs mi300x?", "or zero-2?", "how does it compare

@@ -59,6 +59,7 @@ _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
     r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
     r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
+_ONE_CARD = re.compile(r"\b(?:an?|one|single|1)\s+(?:single\s+)?\d{2,3}\s?(?:gb|gib|g)\s+(?:card|gpu)\b")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
                   48: "l40s-48gb", 80: "h100-80gb", 141: "h200-141gb", 192: "mi300x-192gb"}
 
@@ -81,6 +82,8 @@ def find_hardware(scan: Scan) -> None:
             scan.claim(mention.start, mention.end)
     if not scan.values("gpu") and not asked and not names_uncovered_hardware(scan.view()):
         _memory_only(scan)
+    elif (one := _ONE_CARD.search(scan.view())) is not None:  # "on a 24gb card (a10g)"
+        scan.add("_one_gpu", True, one.start(), one.end(), claim=False)
 
 
 def _memory_only(scan: Scan) -> None:

@@ -1,6 +1,6 @@
 """Cloud instance names as the GPUs they carry: "p4d.24xlarge" is 8x A100 40GB, "g5.xlarge" one
-A10G, "a3-highgpu-8g" 8x H100, "g2-standard-24" two L4s. Said back in a note; an id the catalog no
-longer has is left alone (the catalog decides).
+A10G, "a3-highgpu-8g" 8x H100, "g2-standard-24" two L4s; a "GB200 NVL72" rack 72 GB200s. Said back
+in a note; an id the catalog no longer has is left alone (the catalog decides).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ _AWS = re.compile(_MANY + r"\b(?P<family>p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|
                   r"\.(?P<size>\d*x?large|metal)\b")
 _GCP = re.compile(_MANY + r"\b(?:(?:a2-(?P<a2>high|mega|ultra)gpu|a3-(?P<a3>high|mega|edge|ultra)gpu)"
                   r"-(?P<n>\d{1,2})g|g2-standard-(?P<g2>\d{1,2}))\b")
+# rack-scale NVLink systems: "GB200 NVL72" is 72 GPUs on one NVLink domain ("2 nvl72 racks": 144)
+_NVL = re.compile(_MANY + r"\b(?:gb200[\s\-_]*)?nvl[\s\-_]?(?P<rack>72|36)(?:[\s\-_]*(?:racks?|systems?))?\b")
 _AWS_GPU = {"p4d": "a100-40gb", "p4de": "a100-80gb", "p5": "h100-80gb", "p5e": "h200-141gb",
             "p5en": "h200-141gb", "p3": "v100-16gb", "p3dn": "v100-32gb", "g5": "a10g-24gb", "g6": "l4-24gb",
             "g6e": "l40s-48gb", "g4dn": "t4-16gb"}
@@ -40,7 +42,11 @@ def find_instances(scan: Scan) -> None:
             _add(scan, m, "h200-141gb" if m.group("a3") == "ultra" else "h100-80gb", int(m.group("n")))
 
 
-def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int) -> None:
+    for m in scan.finditer(_NVL, limit=2):
+        _add(scan, m, "gb200-186gb", int(m.group("rack")), racks=True)
+
+
+def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int, racks: bool = False) -> None:
     if resolve(gpu) != gpu:
         return
     written = " ".join(scan.text[m.start():m.end()].split())
@@ -48,6 +54,6 @@ def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int) -> None:
     total = per_node * (nodes or 1)
     scan.add("gpu", gpu, m.start(), m.end(), f"{written} = {total}x {gpu}")
     scan.add("gpu_count", total, m.start(), m.end())
-    if nodes is not None:
+    if nodes is not None and not racks:  # a rack is not a node: GB200's nodes are 4-GPU trays
         scan.add("nodes", nodes, m.start(), m.end())
     scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, m.start(), m.end())

@@ -20,13 +20,18 @@ _FINETUNE = re.compile(
 _SERVE = re.compile(
     r"\b(?:serv(?:e|es|ed|ing|er)|servng|sevr(?:e|ing)|inf[ae]r[ae]nce|infr?ence|infere?[cn]e|infer|"
     r"deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
-    r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher)\b")
+    r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher|"
+    r"offline\s+(?:batch\w*|inference)|batch(?:ed)?\s+inference)\b")
 # Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
 _SERVE_SETTING = re.compile(
     r"\b(?:users?|people|requests?|qps|kv[\s\-_]?cache|kv(?![\s\-_]*heads?)|concurren\w*|at\s+once|"
     r"at\s+a\s+time|awq|gptq|gguf|max_model_len|max_num_seqs|max\s+num\s+seqs|rps|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
+# "at 32k context" with no other task word: serving's word for the length (training says seq)
+_CONTEXT = re.compile(r"\b(?:context|ctx)\b")
+# what the message asks about memory: "2 weeks ... how much headroom?" is not a time question
+_MEMORY_ASK = re.compile(r"\b(?:headroom|fits?|vram|memory|mem|oom|room)\b")
 _TRAIN = re.compile(r"\b(?:train(?:ing|ed|s)?|pre[\s\-]?train\w*|from\s+scratch)\b")
 _TRAIN_KNOB = re.compile(
     r"\b(?:zero[\s\-_]*[0-3]|z[0-3]|fsdp\w*|ddp|deepspeed|megatron|optimi[sz]er|adamw?\w*|backprop\w*|"
@@ -38,11 +43,17 @@ _TIME = re.compile(  # "how long can the context be" asks for a length, not a ti
     r"costs?|price|pricing|budget|dollars?|usd|eta|how\s+much\s+(?:would|will|does)\s+it\s+cost)\b|\$")
 _COMPARE = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bor\b|\bwhich\s+(?:is|one|would|should)\b|"
                       r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b")
-_HELP = re.compile(
-    r"^\W*(?:(?:pls|please|hey|hi)\s+)?(?:help|usage|commands?|examples?|hi|hello|hey|yo|sup|\?+|what\s+can\s+you\s+do|"
+_HELP_PHRASE = (
+    r"(?:help|usage|commands?|examples?|hi|hello|hey|yo|sup|\?+|what\s+can\s+you\s+do|"
     r"what\s+do\s+you\s+do|how\s+do\s+i\s+(?:use|ask)(?:\s+(?:this|you|it|fitcheck))?|"
-    r"how\s+does\s+this\s+work|who\s+are\s+you|what\s+is\s+this|what\s+(?:can|should)\s+i\s+ask)"
-    r"(?:\s+(?:please|pls|fitcheck|bot|me))*\W*$")
+    r"how\s+does\s+this\s+work|who\s+are\s+you|what\s+is\s+this|what\s+(?:can|should)\s+i\s+ask|"
+    r"what\s+(?:kinds?|sorts?|types?)\s+of\s+questions(?:\s+(?:do|can)\s+(?:you|i)\s+(?:take|answer|ask))?|"
+    r"(?:which|what)\s+(?:models?|gpus?)(?:\s+(?:and|&|or)\s+(?:models?|gpus?))?\s+(?:do\s+you|can\s+you|"
+    r"are)\s+(?:know|support|cover|have|handle|supported|covered)(?:\s+about)?)")
+# the whole message made of help phrases, after an optional greeting or the bot's name
+_HELP = re.compile(
+    rf"^\W*(?:(?:pls|please|hey|hi)\s+)?(?:@?(?:fitcheck|bot)\W*)?{_HELP_PHRASE}"
+    rf"(?:\s+(?:please|pls|fitcheck|bot|me))*(?:\W+{_HELP_PHRASE}(?:\s+(?:please|pls|fitcheck|bot|me))*)*\W*$")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"
@@ -61,6 +72,8 @@ class Cues:
     compare: bool
     help: bool
     domain: bool
+    context: bool = False
+    memory_ask: bool = False
 
     def task(self, previous: str | None) -> str | None:
         """The task the words name; knob words ("zero-3") keep a thread's previous task."""
@@ -76,7 +89,7 @@ class Cues:
             return previous
         if self.train_knob:
             return "train"
-        if self.run:
+        if self.run or self.context:
             return "infer"
         return None
 
@@ -89,5 +102,6 @@ def cues(low: str) -> Cues:
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
         compare=bool(_COMPARE.search(low)), help=bool(_HELP.match(low.strip())),
-        domain=bool(_DOMAIN.search(low)),
+        domain=bool(_DOMAIN.search(low)), context=bool(_CONTEXT.search(low)),
+        memory_ask=bool(_MEMORY_ASK.search(low)),
     )

@@ -24,6 +24,7 @@ S = "<group 1 text>"  # a rule's value: its first group, as written
 FSDP = "<fsdp>"
 GGUF = "<gguf bits>"  # "70b q4": the usual llama.cpp file of that many bits
 GGUF_DEFAULT = "<gguf>"  # "gguf" alone: Q4_K_M, unless a level is named ("q8 gguf")
+PAIR = "<groups 1 and 2>"  # two values of the field, each at its own span ("kv fp8 vs bf16")
 _QUANT_CONTEXT = re.compile(r"\d\s?b\s+(?:(?:at|in|as)\s+)?q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
 _GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
          "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
@@ -44,7 +45,11 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    # KV cache dtype before bare dtypes
+    # KV cache dtype before bare dtypes; "kv cache fp8 vs bf16": both are the KV's
+    _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(fp8|int8|int4|fp16|bf16)\s*(?:vs\.?|versus|or)\s*"
+       r"(fp8|int8|int4|fp16|bf16)\b", "kv_cache_dtype", PAIR),
+    _r(r"\b(fp8|int8|int4|fp16|bf16)\s*(?:vs\.?|versus|or)\s*(fp8|int8|int4|fp16|bf16)[\s\-_]{0,2}"
+       r"kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", PAIR),
     _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(?:in|=|:|at|as)?[ ]*[\"']?(fp8|int8|int4|fp16|bf16)"
        r"(?![ ]?(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", G),  # "int8 kv-cache fp8": fp8 is the KV's
     _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
@@ -56,11 +61,16 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bfull[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)|full[\s\-]?weight\s+fine"
        r"|\bfull[\s\-]*param(?:eter)?s?\b",
        "finetune_method", "full"),
+    _r(r"(?:^|[,;(/]|\s-)\s*full(?:\s+(?:run|tune|training))?\s*(?=[,;)/]|\s-\s|$)",
+       "finetune_method", "full",
+       "'full' in a fine-tuning question read as full fine-tuning (every weight trains)"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
     _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
     _r(r"\bdeep[\s\-]?speed\b", "framework", "deepspeed"),
+    _r(r"\bvllm\b", "_serving_framework", "vllm"),  # the serving engine, when the task is serving
+    _r(r"\bsglang\b", "_serving_framework", "sglang"),
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
     _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
@@ -96,7 +106,9 @@ RULES: tuple[Rule, ...] = (
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt|ac)\b|--recompute-activations\b"
        r"|\b(?:recomp\w*|activation\s+checkpointing|ac)\s*[=:]?\s*[\"']?selective\b"
-       r"|recompute[\-_]granularity[\s=:\"']+selective", "recompute", "selective"),
+       r"|recompute[\-_]granularity[\s=:\"']+selective"
+       r"|(?<=\bor\s)selective\b(?!\s+\w+\s+(?:of|for))|(?<=\bvs\s)selective\b",  # "full ckpt or selective"
+       "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     # FlashAttention
@@ -113,9 +125,11 @@ RULES: tuple[Rule, ...] = (
     _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
        "sequence_parallel", True),
     # serving weights
-    _r(r"\bawq\b", "quantization", "awq"),
+    _r(r"\b(?:int4|4[\s\-]?bit|w4a16)[\s\-_]*awq\b|\bawq[\s\-_]*(?:int4|4[\s\-]?bit|w4a16)\b|\bawq\b",
+       "quantization", "awq"),  # AWQ is 4-bit: "int4 awq" is one format
     _r(r"\bgptq[\s\-_]*(?:8[\s\-]?bit|int8)\b|\b8[\s\-]?bit\s+gptq\b", "quantization", "gptq-8bit"),
-    _r(r"\bgptq\b", "quantization", "gptq"),
+    _r(r"\b(?:int4|4[\s\-]?bit)[\s\-_]*gptq\b|\bgptq[\s\-_]*(?:int4|4[\s\-]?bit)\b|\bgptq\b",
+       "quantization", "gptq"),
     _r(r"\b(?:gguf[\s\-_]*)?(q[2-8]_(?:k_[ms]|k|0))\b", "quantization", G),
     _r(r"\bq([2-8])\b(?!_)", "quantization", GGUF,
        "a bare Qn read as llama.cpp's Qn_K_M (Q8_0, Q6_K)"),
@@ -123,6 +137,10 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true"
        r"|\bquantization_bit\s*[=:]\s*4\b", "quantization", "nf4"),  # LLaMA-Factory: bitsandbytes
     _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b|\bquantization_bit\s*[=:]\s*8\b", "_dtype", "int8"),
+    # fp16 with autocast ("fp16 amp") before the bare dtypes
+    _r(r"\b(?:fp|float)16[\s\-_]*(?:amp|mixed(?:[\s\-]precision)?)\b"
+       r"|\b(?:amp|mixed[\s\-]precision)[\s\-_]*(?:in\s+|with\s+)?(?:fp|float)16\b",
+       "precision", "fp16_mixed"),
     # bare dtypes: precision for training, weights for serving
     _r(r"\bpure\s+bf16\b|\bbf16\s+(?:only|everything|weights\s+and\s+optimizer)\b", "precision", "bf16"),
     _r(r"\b(?:fp|float|bfloat)(8|16|32)\b|\b(bf16|tf32)\b|\b(int8|int4)\b|\b([48])[\s\-]?bits?\b",
@@ -148,6 +166,7 @@ def _dtype(match: re.Match[str]) -> str:
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
+    "_serving_framework": ("vllm", "sglang"),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
@@ -168,6 +187,11 @@ def find_knobs(scan: Scan) -> None:
     for pattern, field, value, note in RULES:
         for m in scan.finditer(pattern, near=_TRIGGERS[field]):
             if not scan.free(m.start(), m.end()):
+                continue
+            if value == PAIR:
+                for group in (1, 2):
+                    scan.add(field, m.group(group), m.start(group), m.end(group), note)
+                scan.claim(m.start(), m.end())
                 continue
             if field == "_dtype":
                 found: Any = _dtype(m) if value == G else value  # "load_in_8bit: true" is int8

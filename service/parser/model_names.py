@@ -22,6 +22,7 @@ _WORD = re.compile(r"[a-z0-9](?:[a-z0-9._/\-]*[a-z0-9])?")
 _ALPHA = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"\d")
 _ID_SHAPE = re.compile(r"^([a-z]+)-?(v?\d+(?:\.\d+)?)?-(\d+(?:\.\d+)?[bm])\b")
+_ID_VERSION_SUFFIX = re.compile(r"-v(\d+(?:\.\d+)?)$")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s?([bm])$")
 _FAMILY_SIZE = re.compile(
     r"^(?P<fam>[a-z]+)[\s\-_]*(?P<ver>v?\d+(?:\.\d+)?(?![\d.]*\s?[bm]\b))?"
@@ -60,7 +61,8 @@ def _by_family_size() -> dict[tuple[str, str], list[tuple[tuple[float, float, fl
         if shape is None:
             continue
         fam, ver, size = shape.groups()
-        version = _version(ver)
+        suffix = _ID_VERSION_SUFFIX.search(preset.id)  # "mistral-7b-v0.3"
+        version = _version(ver or (suffix.group(1) if suffix else None))
         table.setdefault((fam, size), []).append((version, preset))
     for entries in table.values():
         entries.sort(key=lambda e: e[0], reverse=True)

@@ -23,6 +23,8 @@ DEFAULT_TASK = "train"
 MAX_CONTEXT = 10_000_000
 TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
 NOTHING = "I couldn't find a question about a model or a GPU in that."
+OFF_TOPIC = ("That isn't a question I can answer: I size GPU memory and GPU counts for training, "
+             "fine-tuning and serving models.")
 _TRAIN_DTYPE = {"bf16": "bf16_mixed", "fp16": "fp16_mixed", "fp32": "fp32", "fp8": "fp8"}
 _EXAMPLES = {
     "finetune": "qlora llama-3.1-8b r=16 on one 4090",
@@ -53,7 +55,8 @@ def _add(ordered: dict[str, list[Any]], field: str, value: Any) -> None:
 
 
 def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> None:
-    """Turn the task-dependent readings (``_dtype``, ``_batch``) into request fields, in place."""
+    """Turn the task-dependent readings (``_dtype``, ``_batch``, ``_serving_framework``) into
+    request fields, in place."""
     explicit = bool(ordered.get("precision"))  # bf16=True in pasted args beats prose
     for dtype in ordered.pop("_dtype", []):
         if task == "infer":
@@ -69,6 +72,9 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
             _add(ordered, "precision", _TRAIN_DTYPE[dtype])
             if dtype in ("bf16", "fp16"):
                 notes.append(f"{dtype} read as {dtype} mixed precision (fp32 master weights)")
+    for engine in ordered.pop("_serving_framework", []):  # "vllm", "sglang": serving's engine
+        if task == "infer":
+            _add(ordered, "framework", engine)
     stated_micro = list(ordered.get("micro_batch", []))
     for batch in ordered.pop("_batch", []):
         if task == "infer":
