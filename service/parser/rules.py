@@ -42,7 +42,7 @@ def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any]) -> 
         return found
     if ordered.get("finetune_method") or ordered.get("lora_rank"):
         return "finetune"
-    if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent")) or \
+    if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent", "_users")) or \
             any(d in ("int4", "int8") for d in ordered.get("_dtype", [])):
         return "infer"
     return DEFAULT_TASK

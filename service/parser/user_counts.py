@@ -1,7 +1,8 @@
-"""Users: how many at once is what sizes a server (``concurrent``); daily, monthly or total users
-(``_users_total``) are not, and are used only when nothing says how many at a time: "200 daily
-users but maybe 10 at a time" is 10 at once; "200 daily users" alone is read as 200 at once, an
-upper bound, and said so."""
+"""Users: how many at once is what sizes a server (``concurrent``). "40 users" (``_users``) is
+read as 40 at once unless a number says how many at a time ("300 users, peak 25 concurrent": 25);
+daily, monthly or total users (``_users_total``) are used only when nothing else counts users:
+"200 daily users but maybe 10 at a time" is 10 at once; "200 daily users" alone is read as 200 at
+once, an upper bound, and said so. Numbers not used are said back."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ from service.parser.types import Finding
 
 def user_counts(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:
     """Apply the reading above to ``ordered`` in place; return what stays unused."""
+    users = [int(u) for u in ordered.pop("_users", []) if isinstance(u, int | float)]
     totals = [t for t in ordered.pop("_users_total", []) if isinstance(t, int | float)]
+    at_once = ordered.get("concurrent")
+    if at_once:
+        unused = [] if not users or users[0] in at_once else written_as(scan, "_users")
+        return unused + (written_as(scan, "_users_total") if totals else [])
+    if users:
+        ordered["concurrent"] = users
+        return written_as(scan, "_users_total") if totals else []
     if not totals:
         return []
-    if ordered.get("concurrent"):
-        return written_as(scan, "_users_total")
     ordered["concurrent"] = [int(totals[0])]
     notes.append(f"{int(totals[0]):,} users in all read as {int(totals[0]):,} at once, an upper "
                  "bound: say how many at a time (e.g. `20 concurrent`)")

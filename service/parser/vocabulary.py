@@ -39,21 +39,26 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("seq_len~k", "B", """
         sequences, seqs, sequence, samples
     """),
+    ("_users", "B", """
+        users, user, people, ppl, customers, clients, agents, employees, folks
+    """),
     ("concurrent", "B", """
-        users, user, concurrent users, concurrent user, concurrent requests, concurrent request,
+        concurrent users, concurrent user, concurrent requests, concurrent request,
         concurrent sequences, concurrent seqs, concurrent streams, concurrent sessions,
         concurrent chats, concurrent conversations, concurrent clients, parallel requests,
         parallel users, parallel sequences, parallel streams, parallel reqs, simultaneous users,
         simultaneous requests, simultaneous sessions, simultaneous, active users, requests, request,
-        reqs, sessions, streams, clients, people, ppl, conversations, chats, sequences, seqs,
-        requests in parallel, reqs in parallel, in parallel, concurrent reqs, customers,
-        agents, concurrent, concurrent connections, connections, at a time, at once, concurrently,
+        reqs, sessions, streams, conversations, chats, sequences, seqs,
+        requests in parallel, reqs in parallel, in parallel, concurrent reqs,
+        concurrent, concurrent connections, connections, at a time, at once, concurrently,
         simultaneously, at the same time, users at a time, users at once, at peak
     """),
     ("_users_total", "B", """
         daily users, daily active users, dau, daus, monthly users, monthly active users, mau, maus,
         weekly users, weekly active users, total users, users total, users a day, users per day,
-        users daily, registered users, users a month, users per month, user base, users overall
+        users daily, registered users, users a month, users per month, user base, users overall,
+        people a day, people per day, people daily, customers a day, customers per day, users/day,
+        users a week, users per week, people a week
     """),
     ("concurrent", "A", """
         concurrency, max num seqs, max running requests, max concurrent requests, max concurrency,
