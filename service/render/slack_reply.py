@@ -10,7 +10,7 @@ import re
 from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
-from service.core.report.answer_types import Answer, ComputeEntry, PerGpuBytes
+from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
 from service.core.units import gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
@@ -84,22 +84,35 @@ def time_line(c: ComputeEntry) -> str:
             f"GPU-hours · {c.total_flops:.2g} FLOPs")
 
 
-def serving_line(answer: Answer) -> str | None:
+def serving_line(answer: Answer, shown: LayoutEntry | None = None,
+                 kv_bytes: int | None = None) -> str | None:
+    """KV per sequence and the room for sequences, of the layout the reply shows (``shown``,
+    with its KV bytes: the planner's on the given GPUs; else the request's)."""
     if answer.task != "infer":
         return None
-    per_seq = answer.details.get("kv_bytes_per_sequence")
-    plan = answer.plan
+    plan = shown if shown is not None else answer.plan
+    per_seq: object = answer.details.get("kv_bytes_per_sequence")
+    if shown is not None and kv_bytes is not None and plan.sequences:
+        per_seq = kv_bytes / plan.sequences
     parts = []
     if isinstance(per_seq, int | float) and plan.context:
         parts.append(f"KV cache per sequence per GPU {gb(per_seq)} "
                      f"({per_seq / plan.context / 1e3:,.1f} KB per token)")
     room = plan.max_concurrent_sequences
-    if room is None:
+    if room is None and shown is None:
         found = answer.details.get("max_concurrent_sequences")
         room = int(found) if isinstance(found, int | float) else None
     if room is not None:
         parts.append(f"room for {room:,} concurrent sequences at {plan.context:,} tokens")
     return " · ".join(parts) if parts else None
+
+
+LAYOUT_FIELDS = frozenset({"zero_stage", "tp", "pp", "cp", "ep", "recompute", "micro_batch",
+                           "sequence_parallel", "offload", "framework", "plan.tensor_parallel"})
+
+
+def _shape(plan: LayoutEntry) -> tuple[int, int, int]:
+    return plan.gpus, plan.tp, plan.pp
 
 
 def _verdict(answer: Answer) -> str:
@@ -130,15 +143,19 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if answer.compute is not None:
         lines.insert(0 if time_first else 1, time_line(answer.compute))
     planner = answer.planner
-    # on the given GPUs where the stated layout does not fit, the verdict (and its band) is the
-    # planner's layout there: the one that fits, or the leanest; the stated one comes after
-    replanned = planner is not None and planner.mode == "given" and answer.fits is False \
-        and planner.layout is not None and answer.task != "infer"
+    # on the given GPUs where the stated layout does not fit (serving: where the planner splits
+    # them otherwise), the verdict (and its band) is the planner's layout there: the one that
+    # fits, or the leanest; the stated one comes after
+    replanned = planner is not None and planner.mode == "given" and planner.layout is not None \
+        and (answer.fits is False if answer.task != "infer"
+             else _shape(planner.layout.plan) != _shape(answer.plan))
     per, budget, kind = answer.per_gpu_bytes, *budget_figure(answer)
+    shown: LayoutEntry | None = None
     if replanned and planner is not None and planner.layout is not None:
         name = "Layout that fits" if planner.fits else "Leanest layout"
         lines.append(f"{name}: {layout_text(planner.layout.plan)}")
         per = planner.layout.per_gpu_bytes
+        shown = planner.layout.plan
     elif answer.task != "infer" and (answer.gpu is not None or answer.plan.gpus > 1):
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
@@ -146,7 +163,7 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if replanned and per.total != answer.per_gpu_bytes.total:
         lines.append(f"As written ({layout_text(answer.plan)}) it would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
-    serving = serving_line(answer)
+    serving = serving_line(answer, shown, per.kv_cache)
     if serving:
         lines.append(serving)
     if planner is not None and not planner.fits and planner.fix is not None:
@@ -156,5 +173,10 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         lines.append(f"Stack: {planner.stack_name}")
     if ignored:
         lines.append("I did not use: " + ", ".join(f"`{i}`" for i in ignored))
-    lines += assumptions_lines(notes, answer.assumptions)
+    assumed = answer.assumptions
+    if shown is not None or (planner is not None and planner.mode == "fewest"):
+        # the layout shown is the planner's: the request's own layout defaults would contradict it
+        hidden = LAYOUT_FIELDS - ({"framework"} if answer.task == "infer" else set())  # no Stack line
+        assumed = [a for a in assumed if a.origin == "stated" or a.field not in hidden]
+    lines += assumptions_lines(notes, assumed)
     return safe("\n".join(lines))

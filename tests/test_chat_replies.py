@@ -1,0 +1,35 @@
+"""A chat reply tells one story: the figures under the verdict are the layout the verdict is
+about, and the assumptions do not contradict the layout shown."""
+
+from __future__ import annotations
+
+import re
+
+from ask_support import ask
+
+
+def _gb(text: str, pattern: str) -> float:
+    found = re.search(pattern, text)
+    assert found is not None, (pattern, text)
+    return float(found.group(1).replace(",", ""))
+
+
+def test_a_serving_reply_on_given_gpus_shows_the_planners_split() -> None:
+    """DeepSeek-V3 on 8 H200s: vLLM's TP=8 replicates the MLA latent cache on every rank, the
+    planner splits TP=2 x PP=4; the breakdown, the room and the verdict are that split's."""
+    reply = ask("serve deepseek v3 on 8x h200 at 32k context, 64 concurrent").reply
+    assert reply.startswith("*Serves") and "(TP=2, PP=4)" in reply.splitlines()[0]
+    total = _gb(reply, r"= \*([\d,.]+) GB\*")
+    budget = _gb(reply, r"of a ([\d,.]+) GB budget")
+    assert total <= budget
+    up_to = _gb(reply, r"up to ([\d,]+) concurrent")
+    room = _gb(reply, r"room for ([\d,]+) concurrent")
+    assert up_to == room
+    assert "As written (TP=8" in reply and "tensor parallel 8" not in reply
+
+
+def test_the_assumed_line_does_not_contradict_the_planned_layout() -> None:
+    reply = ask("train llama 3.1 70b on 8x mi300x seq 4096").reply
+    assert "ZeRO-3" in reply
+    assumed = next(line for line in reply.splitlines() if line.startswith("_Assumed:_"))
+    assert "ZeRO" not in assumed and "recompute" not in assumed
