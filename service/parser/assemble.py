@@ -66,6 +66,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
     if ordered.get("_one_gpu") and "gpu_count" not in fields and not how_many:
         fields["gpu_count"] = 1
+    rack = ordered.get("_rack_gpus", [None])[0]
+    if isinstance(rack, int) and "gpu_count" not in fields and not how_many:
+        fields["gpu_count"] = rack
+        notes.append(f"an NVL{rack} rack read as its {rack} GPUs" if rack in (36, 72)
+                     else f"{rack} GPUs in the NVL racks named")
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     if not how_many:
         rules.serving_gpus(fields, notes)
@@ -149,12 +154,18 @@ def _unknown(ordered: dict[str, list[Any]], merged: dict[str, Any],
 
 
 _WORDS = re.compile(r"[a-z]{2,}")
+_GAMES = re.compile(r"\b(?:cyberpunk|video\s+games?|gaming|games?\b(?!\s+theory)|fps|ray[\s\-]?tracing|dlss"
+                    r"|1440p|2160p|4k\s+(?:ultra|high|max)|ultra\s+settings|steam)\b")
 OFF_TOPIC_WORDS = 6
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
     """A sentence that names a model but asks nothing about memory, GPUs or running it ("best
-    prompt to get qwen to output json"): not a sizing question."""
+    prompt to get qwen to output json"), or a game's VRAM ("cyberpunk at 4k ultra on a 4090"):
+    not a sizing question."""
+    if _GAMES.search(low) and not (cue.finetune or cue.serve or cue.train or "model" in fields
+                                   or "params_b" in fields):
+        return True
     if cue.domain or cue.finetune or cue.serve or cue.train or cue.serve_setting or cue.run \
             or cue.train_knob or cue.time or cue.context or fields.keys() - {"task", "model", "params_b"}:
         return False
@@ -164,6 +175,7 @@ def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
     if compare_field is not None:
         return "compare"
-    if task != "infer" and ("tokens" in merged or (cue.time and not cue.memory_ask)):
+    if task != "infer" and ("tokens" in merged or "price_per_gpu_hour" in merged
+                            or (cue.time_ask and not cue.memory_ask)):
         return "time_cost"
     return task

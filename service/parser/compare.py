@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from service.core.hardware.gpus import find_gpu
+from service.parser.followup import same_family
 from service.parser.types import Finding, Variant
 
 COMPARABLE = ("model", "gpu", "zero_stage", "finetune_method", "framework", "quantization",
@@ -66,10 +67,15 @@ def variants(findings: list[Finding],
     field = min(candidates, key=lambda c: (COMPARABLE.index(c[1]), c[0]))[1]
     if field == "model":
         out: list[Variant] = []
+        named = next((f.value for f in sorted(models, key=lambda f: f.start) if f.field == "model"),
+                     None)
         for f in sorted(models, key=lambda f: f.start):
             changes = {"model": f.value} if f.field == "model" else {"params_b": f.value}
+            sibling = same_family(named, f.value) if f.field == "params_b" else None
+            if sibling is not None:  # "qwen 2.5 1.5b vs 0.5b": the second is a qwen2.5 too
+                changes = {"model": sibling}
             if all(v.changes != changes for v in out):
-                out.append(Variant(label(f.field, f.value), changes))
+                out.append(Variant(label(*next(iter(changes.items()))), changes))
         return "model", tuple(out)
     if field == "gpu":
         return "gpu", _gpu_variants(findings)

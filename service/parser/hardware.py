@@ -42,6 +42,7 @@ _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|b
 # "8 or 16 h100s", "8x vs 16x h100", "1, 2 and 4 h100s" (a list: ", and" alone joins clauses)
 _ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
                           r"|(?<![\w.])(?P<list>\d+(?:\s*x?\s*,\s*\d+)+)\s*(?:x\s*)?and\s*$")
+_WITH_MEMORY = re.compile(r"\d\s?(?:gb|gib|g)\b")
 _PER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host)|a\s+node)\b")
 # "how many" of something else ("how many days", "how many users") does not ask for GPUs
 _HOW_MANY = re.compile(
@@ -57,7 +58,7 @@ _HOW_MANY = re.compile(
 _GPU_CUE = Cue((("gpu_count", "B"),))
 _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
-    r"|(?<![\w.]))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
+    r"|(?<![\w.])|(?<=\dx))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
     r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
 _ONE_CARD = re.compile(r"\b(?:an?|one|single|1)\s+(?:single\s+)?\d{2,3}\s?(?:gb|gib|g)\s+(?:card|gpu)\b")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
@@ -200,8 +201,9 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
         else:
             nodes = 1  # "an 8xh100 node", "a h100 node"
             per = per if per and per > 1 else None
-    elif nodes is None and (each := _PER_NODE.match(view[end:end + 16])):
-        end += each.end()  # "8 h100s per node", "8 a100s each"
+    elif nodes is None and (each := _PER_NODE.match(view[end:end + 16])) and not (
+            each.group(0).strip() == "each" and _WITH_MEMORY.search(scan.low[mention.start:mention.end])):
+        end += each.end()  # "8 h100s per node", "8 a100s each" ("4x 3090 (24GB each)": the memory's)
         per_node = per is not None
     if gpu is not None:
         scan.add("gpu", gpu, mention.start, mention.end)

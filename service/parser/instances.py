@@ -52,8 +52,12 @@ def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int, racks: bool = Fa
     written = " ".join(scan.text[m.start():m.end()].split())
     nodes = count(m.group("many")) if m.group("many") else None
     total = per_node * (nodes or 1)
-    scan.add("gpu", gpu, m.start(), m.end(), f"{written} = {total}x {gpu}")
-    scan.add("gpu_count", total, m.start(), m.end())
+    if racks:  # a rack's GPUs, unless a count is said ("an nvl72 slice, 4 gpus")
+        scan.add("gpu", gpu, m.start(), m.end())
+        scan.add("_rack_gpus", total, m.start(), m.end())
+    else:
+        scan.add("gpu", gpu, m.start(), m.end(), f"{written} = {total}x {gpu}")
+        scan.add("gpu_count", total, m.start(), m.end())
     if nodes is not None and not racks:  # a rack is not a node: GB200's nodes are 4-GPU trays
         scan.add("nodes", nodes, m.start(), m.end())
     scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, m.start(), m.end())

@@ -21,12 +21,15 @@ _SERVE = re.compile(
     r"\b(?:serv(?:e|es|ed|ing|er)|servng|sevr(?:e|ing)|inf[ae]r[ae]nce|infr?ence|infere?[cn]e|infer|"
     r"deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
     r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher|"
-    r"offline\s+(?:batch\w*|inference)|batch(?:ed)?\s+inference)\b")
+    r"offline\s+(?:batch\w*|inference)|batch(?:ed)?\s+inference)\b|\bllm\(\s*model\s*=")
 # Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
 _SERVE_SETTING = re.compile(
-    r"\b(?:users?|people|requests?|qps|kv[\s\-_]?cache|kv(?![\s\-_]*heads?)|concurren\w*|at\s+once|"
+    r"\b(?:users?|people|requests?|qps|kv[\s\-_]?cache|kv(?![\s\-_]*heads?)|concur+en\w*|at\s+once|"
     r"at\s+a\s+time|awq|gptq|gguf|max_model_len|max_num_seqs|max\s+num\s+seqs|rps|"
+    r"gpu[_\-]memory[_\-]utilization|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
+_FINE_TUNED_MODEL = re.compile(r"\b(?:our|my|the|a|an|your|their|this|that)\s+(?:own\s+|custom\s+|new\s+)?"
+                               r"(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 # "at 32k context" with no other task word: serving's word for the length (training says seq)
 _CONTEXT = re.compile(r"\b(?:context|ctx)\b")
@@ -41,6 +44,12 @@ _TIME = re.compile(  # "how long can the context be" asks for a length, not a ti
     r"\b(?:how\s+long(?!\s+(?:can|could|will|would)\s+(?:the\s+|my\s+|a\s+)?(?:context|ctx|seq\w*|prompts?"
     r"|inputs?)\b)|days?|hours?|weeks?|months?|time\s+to|wall[\s\-]?clock|gpu[\s\-]?hours?|"
     r"costs?|price|pricing|budget|dollars?|usd|eta|how\s+much\s+(?:would|will|does)\s+it\s+cost)\b|\$")
+# the message asks how long or how much a run takes ("$10k budget" or "for 2 weeks" alone does not)
+_TIME_ASK = re.compile(
+    r"\b(?:how\s+long(?!\s+(?:can|could|will|would)\s+(?:the\s+|my\s+|a\s+)?(?:context|ctx|seq\w*|prompts?"
+    r"|inputs?)\b)|how\s+many\s+(?:days|hours|weeks|months|gpu[\s\-]?hours)|eta|time\s+to|wall[\s\-]?clock"
+    r"|gpu[\s\-]?hours?|how\s+much\s+(?:would|will|does|did)\s+(?:it|that|this)\s+cost"
+    r"|(?:cost|price|days?)\s+(?:to|of|for)\s+(?:pre[\s\-]?train|train|fine[\s\-]?tun\w*|finetun\w*|run))\b")
 _COMPARE = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bor\b|\bwhich\s+(?:is|one|would|should)\b|"
                       r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b")
 _HELP_PHRASE = (
@@ -57,7 +66,7 @@ _HELP = re.compile(
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"
-    r"precision|quantiz\w*)\b")
+    r"precision|quantiz\w*|concur+en\w*|users?|throughput|latency)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,7 @@ class Cues:
     domain: bool
     context: bool = False
     memory_ask: bool = False
+    time_ask: bool = False
 
     def task(self, previous: str | None) -> str | None:
         """The task the words name; knob words ("zero-3") keep a thread's previous task."""
@@ -96,12 +106,15 @@ class Cues:
 
 def cues(low: str) -> Cues:
     """Intent words in the (lowercased) message."""
+    serve = bool(_SERVE.search(low))
+    # "our fine-tuned llama behind the chatbot": the model was fine-tuned; the job is serving it
+    tuned = _FINETUNE.search(_FINE_TUNED_MODEL.sub(" ", low) if serve else low)
     return Cues(
-        finetune=bool(_FINETUNE.search(low)), serve=bool(_SERVE.search(low)),
+        finetune=bool(tuned), serve=serve,
         serve_setting=bool(_SERVE_SETTING.search(low)),
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
         compare=bool(_COMPARE.search(low)), help=bool(_HELP.match(low.strip())),
         domain=bool(_DOMAIN.search(low)), context=bool(_CONTEXT.search(low)),
-        memory_ask=bool(_MEMORY_ASK.search(low)),
+        memory_ask=bool(_MEMORY_ASK.search(low)), time_ask=bool(_TIME_ASK.search(low)),
     )

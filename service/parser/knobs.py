@@ -59,7 +59,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b|\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "finetune_method", "lora"),
     _r(r"\bfull[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)|full[\s\-]?weight\s+fine"
-       r"|\bfull[\s\-]*param(?:eter)?s?\b",
+       r"|\bfull[\s\-]*param(?:eter)?s?\b|\bfinetuning_type\s*[=:]\s*[\"']?full\b",  # LLaMA-Factory
        "finetune_method", "full"),
     _r(r"(?:^|[,;(/]|\s-)\s*full(?:\s+(?:run|tune|training))?\s*(?=[,;)/]|\s-\s|$)",
        "finetune_method", "full",
@@ -68,8 +68,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
-    _r(r"\bdeep[\s\-]?speed\b", "framework", "deepspeed"),
-    _r(r"\bvllm\b", "_serving_framework", "vllm"),  # the serving engine, when the task is serving
+    _r(r"\bdeep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds_config\b|\bds_z[0-3]",
+       "framework", "deepspeed"),
+    _r(r"\bvllm\b|\bllm\(\s*model\s*=", "_serving_framework", "vllm"),  # serving's engine (vLLM's LLM(...))
     _r(r"\bsglang\b", "_serving_framework", "sglang"),
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
@@ -102,7 +103,8 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
        r"\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
     # torchtune, unsloth: ``enable_activation_checkpointing=True``, ``use_gradient_checkpointing="unsloth"``
-    _r(r"\b(?:enable_activation_checkpointing|use_gradient_checkpointing)\s*[=:]\s*[\"']?(?:true|1|unsloth)\b",
+    _r(r"\b(?:enable_activation_checkpointing|use_gradient_checkpointing|fsdp_activation_checkpointing)"
+       r"\s*[=:]\s*[\"']?(?:true|1|unsloth)\b",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt|ac)\b|--recompute-activations\b"
        r"|\b(?:recomp\w*|activation\s+checkpointing|ac)\s*[=:]?\s*[\"']?selective\b"
@@ -166,12 +168,12 @@ def _dtype(match: re.Match[str]) -> str:
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
-    "_serving_framework": ("vllm", "sglang"),
-    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan"),
+    "_serving_framework": ("vllm", "sglang", "llm("),
+    "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
-    "recompute": ("ckpt", "checkpoint", "recomp", "selective"),
+    "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
