@@ -198,6 +198,16 @@ def test_fsdp_qlora_is_planned_without_tensor_parallelism() -> None:
     assert config["distributed_type"] == "FSDP"
 
 
+def test_a_model_with_its_own_code_is_served_with_trust_remote_code() -> None:
+    """Kimi-K2's repo ships its modelling code (model_type kimi_k2): both servers need the flag;
+    a model transformers knows does not get it."""
+    _, launch = launch_of(R(model="kimi-k2", task="infer", quantization="fp8", seq_len=32768,
+                            gpu="b200-180gb", gpu_count=8))
+    assert all("--trust-remote-code" in launch[tool].argv for tool in ("vllm", "sglang"))
+    _, plain = launch_of(R(model="llama-3.1-8b", task="infer", gpu="h100-80gb", gpu_count=1))
+    assert "--trust-remote-code" not in plain["vllm"].argv
+
+
 def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
     request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
                 gpu_count=8)

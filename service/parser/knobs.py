@@ -28,7 +28,8 @@ PAIR = "<groups 1 and 2>"  # two values of the field, each at its own span ("kv 
 _QUANT_CONTEXT = re.compile(r"\d\s?b\s+(?:(?:at|in|as)\s+)?q\d|q\d\s*(?:gguf|quant)|gguf\s*q\d")
 _GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
          "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
-_UNCLAIMED = ("framework", "finetune_method")  # words that also carry other values ("lora_r: 32")
+# words that also carry other values ("lora_r: 32", "virtual stages 5")
+_UNCLAIMED = ("framework", "finetune_method", "pp_schedule")
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
 _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
@@ -78,7 +79,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bzero[\s\-_]*(?:stage[\s\-_]*)?(?:[=:]\s*)?([0-3])(?!\d|\.\d)", "zero_stage", G),
     _r(r"\bz([0-3])\b", "zero_stage", G),
     _r(r"\b(?:ds|deepspeed)[\s\-_]*(?:z|zero|stage)[\s\-_]*([0-3])(?![0-9])", "zero_stage", G),
-    _r(r"[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),
+    _r(r"(?<![\-_])[\"']?\bstage[\"']?\s*[:=]?\s*([0-3])\b", "zero_stage", G),  # not "pipeline-stage 2"
     _r(r"\b(?:shard_grad_op|grad[\s_]*op)\b", "zero_stage", 2, "FSDP SHARD_GRAD_OP = ZeRO-2"),
     _r(r"\bno_shard\b", "zero_stage", 0),
     _r(r"\bfull[\s_]shard\b", "zero_stage", 3, "FSDP FULL_SHARD = ZeRO-3"),
@@ -121,9 +122,14 @@ RULES: tuple[Rule, ...] = (
     # offload
     _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}", "offload", "none"),
     _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
+       r"|\boffload\w*\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:and|&|\+|plus)\s+(?:the\s+)?"
+       r"(?:params|parameters|weights)\b"
        r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload|\bfsdp_offload_params\s*[=:]\s*true\b",
        "offload", "optimizer_and_params"),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
+    _r(r"\binterleaved(?:[\s\-_]+(?:1f1b|pipeline|schedule|pp|virtual))?\b|\bvirtual[\s\-_]+(?:pipeline[\s\-_]+)?stages?\b"
+       r"|--num-layers-per-virtual-pipeline-stage\b|--virtual-pipeline-model-parallel-size\b",
+       "pp_schedule", "interleaved", "interleaved 1F1B: each GPU holds several pipeline chunks"),
     _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
        "sequence_parallel", True),
     # serving weights
@@ -176,6 +182,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
+    "pp_schedule": ("interleav", "virtual"),
     "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
                      "quantization_bit"),
     "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8",

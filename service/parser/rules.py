@@ -100,6 +100,8 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
 
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
     """Readings across fields (module docstring), in place."""
+    if fields.get("virtual_stages", 1) > 1:  # "vpp 4": virtual stages are the interleaved schedule
+        fields.setdefault("pp_schedule", "interleaved")
     if "arch" in fields:
         fields.pop("model", None)
         fields.pop("params_b", None)

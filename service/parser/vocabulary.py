@@ -120,6 +120,11 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("nodes", "A", """
         nnodes, num nodes, num machines, node count, number of nodes, nodes
     """),
+    ("virtual_stages", "A", """
+        virtual stages, virtual pipeline stages, virtual stages per rank, vpp, vpp size, virtual pp,
+        virtual pipeline size, virtual pipeline model parallel size, interleaved stages, chunks per stage,
+        num virtual stages per pipeline rank, virtual stages per pipeline rank, model chunks
+    """),
     ("tp", "A", """
         tp, tensor parallel, tensor parallelism, tensor parallel size, tensor model parallel size,
         tp size, tensor parallel degree, tp degree, tensor model parallel, tensor, tensor par,

@@ -47,12 +47,13 @@ class ModelRef:
 
     path: str
     known: bool  # a preset with a Hugging Face repo
+    remote_code: bool = False  # its repo's own modelling code (``ModelPreset.remote_code``)
 
 
 def model_ref(resolved: ResolvedJob) -> ModelRef:
     preset = lookup_preset(resolved.job.model_id)
     if preset is not None and preset.hf_repo:
-        return ModelRef(preset.hf_repo, True)
+        return ModelRef(preset.hf_repo, True, preset.remote_code)
     return ModelRef(resolved.job.model_id, False)
 
 

@@ -57,6 +57,8 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
         options += ["--pipeline-parallel-size", str(fit.pp)]
     options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(fit.sequences),
                 "--gpu-memory-utilization", f"{fit.memory_fraction:.2f}", *formats[0]]
+    if ref.remote_code:  # the model's own code from its repo (Moonshot's Kimi-K2 deploy guide)
+        options.append("--trust-remote-code")
     notes = [*formats[1], *model_note(ref)]
     if fit.nodes > 1:
         notes.append("across nodes vLLM runs on a Ray cluster: start Ray on every node first")
@@ -75,6 +77,8 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     options += ["--context-length", str(fit.context), "--max-running-requests",
                 str(fit.sequences), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
                 *formats[0]]
+    if ref.remote_code:
+        options.append("--trust-remote-code")
     notes = [*formats[1], *model_note(ref)]
     if fit.nodes > 1:
         notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "

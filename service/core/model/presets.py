@@ -55,6 +55,9 @@ class ModelPreset:
     arch: Architecture
     family: str = ""  # the data file it came from: "llama", "qwen", ...
     weight_format: str = "bf16"  # the checkpoint's native weight format (formats.QUANT_BITS)
+    # the repo's config.json names its own modelling code (``auto_map``) for a model type
+    # transformers does not ship: vLLM and SGLang load it only with --trust-remote-code
+    remote_code: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -130,6 +133,7 @@ def _preset(data: Any, family: str, where: str) -> ModelPreset:
         arch=arch,
         family=family,
         weight_format=_weight_format(data, where),
+        remote_code=bool(data.get("remote_code", False)),
     )
 
 
