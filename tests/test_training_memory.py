@@ -13,6 +13,7 @@ from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory import model_state
+from service.core.memory.transients import gradient_buckets
 from service.core.memory.lora import lora_params
 from service.core.memory.saved_adapters import adapter_saved
 from service.core.memory.saved_tensors import LayerSetup
@@ -390,3 +391,16 @@ def test_fsdp2_shard_grad_op_keeps_fp32_shards_and_the_unsharded_16_bit_paramete
                                                   gpu_count=8)).components
                    if c.key == "weights" and "FSDP2" in c.source)
     assert weights.bytes == round(P * (4 / 8 + 2))
+
+
+def test_deepspeed_zero_1_and_2_reduce_through_two_bucket_buffers() -> None:
+    """DeepSpeed's stage_1_and_2.py allocates two reduce_bucket_size buffers in backward()
+    (contiguous_gradients, overlap_comm: what fitcheck's DeepSpeed config sets), 2 GB in bf16;
+    DDP keeps two 25 MiB buckets."""
+    job = resolve(EstimateRequest(model="mistral-7b-v0.3", task="finetune", zero_stage=1,
+                                  offload="optimizer", framework="deepspeed", gpu="rtx4090-24gb",
+                                  gpu_count=2)).job
+    assert gradient_buckets(job).bytes == 2 * 500_000_000 * 2
+    ddp = resolve(EstimateRequest(model="mistral-7b-v0.3", zero_stage=0, framework="hf",
+                                  gpu="h100-80gb", gpu_count=2)).job
+    assert gradient_buckets(ddp).bytes == 2 * 25 * 2**20

@@ -14,6 +14,7 @@ from typing import Any
 
 from service.core.launch.launch_shape import LaunchShape
 from service.core.launch.launch_types import LaunchConfig
+from service.core.memory.transients import DEEPSPEED_REDUCE_BUCKET
 from service.core.planning.plan_types import Layout
 
 FILENAME = "ds_config.json"
@@ -34,6 +35,8 @@ def _precision(shape: LaunchShape, pure_16bit: bool) -> dict[str, Any]:
 def _zero(layout: Layout) -> dict[str, Any]:
     zero: dict[str, Any] = {"stage": layout.zero_stage, "overlap_comm": True,
                             "contiguous_gradients": True}
+    if layout.zero_stage in (1, 2):  # the two reduce buffers the estimate counts
+        zero["reduce_bucket_size"] = DEEPSPEED_REDUCE_BUCKET
     pinned = {"device": "cpu", "pin_memory": True}
     if layout.offload in ("optimizer", "optimizer_and_params"):
         zero["offload_optimizer"] = dict(pinned)

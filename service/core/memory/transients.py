@@ -28,7 +28,12 @@ from service.core.model.architecture import Architecture
 from service.core.model.linears import attention_linear_shapes, mlp_linear_shapes
 from service.core.model.params import layer_params, parameter_breakdown
 
-DDP_BUCKET_BYTES = 2 * 25 * 2**20  # DDP / ZeRO-1/2 gradient buckets (bucket_cap_mb=25, two)
+DDP_BUCKET_BYTES = 2 * 25 * 2**20  # DDP gradient buckets (bucket_cap_mb=25, two in flight)
+# DeepSpeed ZeRO-1/2 with contiguous_gradients (forced on by CPU offload) allocates an ipg
+# buffer of reduce_bucket_size elements in backward(), a second with overlap_comm
+# (runtime/zero/stage_1_and_2.py); 5e8 is zero/config.py's default, and the DeepSpeed config
+# fitcheck writes states it
+DEEPSPEED_REDUCE_BUCKET = 500_000_000
 LOSS_SOURCE = "transformers loss_utils.ForCausalLMLoss: logits.float(), cross_entropy"
 
 
@@ -169,8 +174,16 @@ def gathered_layers(job: Job) -> Component:
 
 def gradient_buckets(job: Job) -> Component:
     """Gradient reduction buckets: DDP and ZeRO-1/2 across data-parallel ranks, and the
-    buckets ZeRO-Offload reduces through on their way to the CPU."""
+    buckets ZeRO-Offload reduces through on their way to the CPU. DeepSpeed's ZeRO-1/2 reduce
+    through two reduce_bucket_size buffers in the gradients' dtype."""
     par = job.parallel
+    if job.framework == "deepspeed" and par.zero_stage in (1, 2) and (
+            par.zero_shards > 1 or job.offload != "none"):
+        return component("temporary", "buffers * bucket_elements * grad_bytes",
+                         "DeepSpeed stage_1_and_2.py backward(): contiguous_gradients and "
+                         "overlap_comm", "gradient reduce buffers", buffers=2,
+                         bucket_elements=DEEPSPEED_REDUCE_BUCKET,
+                         grad_bytes=compute_dtype_bytes(job.precision))
     reduces = par.dp > 1 and par.zero_stage < 3
     buckets = DDP_BUCKET_BYTES if reduces or job.offload != "none" else 0
     return component("temporary", "buckets", "DDP bucket_cap_mb=25, two buckets in flight",
