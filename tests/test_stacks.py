@@ -7,6 +7,7 @@ import itertools
 import pytest
 from engine_support import plan_of
 
+from service.answers import compute_answer
 from service.core.job.request import EstimateRequest
 from service.core.planning.plan_types import Plan
 from service.core.planning.stacks import STACKS, torchtitan_models
@@ -36,6 +37,8 @@ def violations(plan: Plan, finetune_method: str) -> list[str]:
         out.append(f"{stack.name} cannot run {lay.shape()}")
     if lay.zero_stage not in stack.zero_stages:
         out.append(f"{stack.name} has no ZeRO-{lay.zero_stage}")
+    if lay.ep > 1 and not (stack.ep and (stack.id != "fsdp" or plan.model_id in torchtitan_models())):
+        out.append(f"{stack.name} runs no expert parallelism for {plan.model_id}")
     if lay.offload != "none" and not stack.offload:
         out.append(f"{stack.name} cannot offload")
     if lay.recompute == "selective" and not (stack.selective_recompute and (
@@ -61,3 +64,19 @@ def test_no_plan_uses_what_its_stack_cannot_run(model: str, gpu: str,
     assert violations(plan, str(shape.get("finetune_method", "full"))) == []
     if "framework" in shape and plan.fits:
         assert plan.stack == shape["framework"]
+
+
+@pytest.mark.parametrize("model", ["mixtral-8x7b", "qwen3-30b-a3b"])
+def test_expert_parallel_layouts_go_to_stacks_that_run_them(model: str) -> None:
+    """An EP layout runs in Megatron-LM, or in torchtitan for the MoE models it ships (Qwen3,
+    not Mixtral), never in accelerate or DeepSpeed, whose configs would silently drop EP (and
+    then need twice the memory per GPU)."""
+    answer = compute_answer(EstimateRequest(model=model, task="finetune", seq_len=4096,
+                                            global_batch=64, ep=8, gpu="h100-80gb",
+                                            gpu_count=16)).answer
+    assert answer.planner is not None and answer.planner.fits
+    stack = answer.planner.stack
+    assert stack == "megatron" or (stack == "fsdp" and model in torchtitan_models())
+    assert "accelerate" not in answer.launch and "deepspeed" not in answer.launch
+    text = answer.launch["megatron" if stack == "megatron" else "torchtitan"].text
+    assert "--expert-model-parallel-size 8" in text or "expert_parallel_degree = 8" in text

@@ -195,7 +195,7 @@ def _default_framework(task: str, method: str, par: Parallelism, recompute: str,
     if method in ("lora", "qlora"):
         return "hf"
     return layout_stack_id(par.tp, par.pp, par.cp, par.zero_stage, recompute,
-                           model_id in torchtitan_models())
+                           model_id in torchtitan_models(), par.ep)
 
 
 FRAMEWORK_WHY = {

@@ -1,6 +1,7 @@
 """Which training stack runs a layout when the request names none: Megatron-LM for tensor,
 pipeline or context parallelism with at most ZeRO-1 (its distributed optimizer), FSDP2
-(torchtitan) for those with sharded states, DeepSpeed for data parallelism alone; selective
+(torchtitan) for those with sharded states, DeepSpeed for data parallelism alone; expert
+parallelism in Megatron-LM or torchtitan; selective
 recompute is Megatron-LM's, or torchtitan's for the models torchtitan ships. The resolved job
 (its as-stated figures) and the planner (``planning/stacks.py``) use this one rule."""
 
@@ -20,8 +21,13 @@ def torchtitan_models() -> dict[str, tuple[str, str]]:
 
 
 def layout_stack_id(tp: int, pp: int, cp: int, zero_stage: int, recompute: str,
-                    torchtitan_ships: bool) -> str:
-    """The stack id for a layout: "megatron", "fsdp" or "deepspeed"."""
+                    torchtitan_ships: bool, ep: int = 1) -> str:
+    """The stack id for a layout: "megatron", "fsdp" or "deepspeed". Expert parallelism runs in
+    Megatron-LM (--expert-model-parallel-size), or in torchtitan (expert_parallel_degree, with
+    FSDP) for the MoE models it ships: the Trainer, accelerate and DeepSpeed's ZeRO have none
+    for Hugging Face MoE layers."""
+    if ep > 1:
+        return "fsdp" if torchtitan_ships and zero_stage >= 2 and pp == 1 else "megatron"
     model_parallel = tp * pp * cp > 1
     selective = recompute == "selective"
     if zero_stage >= 2 and (model_parallel or selective):

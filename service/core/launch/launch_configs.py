@@ -6,8 +6,8 @@ Training, by the plan's stack (``planning/stacks.py``), the stack's own config f
 - Hugging Face Trainer / accelerate: ``accelerate`` (FSDP2, DDP or DeepSpeed by the layout),
   ``deepspeed`` when the layout runs through it, ``torchrun`` for data parallelism alone;
 - Megatron-LM: ``megatron`` (pretrain_gpt.py arguments) and ``torchrun``;
-- FSDP2: ``accelerate``, and ``torchtitan`` with its ``torchrun`` line for the models torchtitan
-  ships.
+- FSDP2: ``accelerate`` (not with expert parallelism), and ``torchtitan`` with its ``torchrun``
+  line for the models torchtitan ships.
 Serving: ``vllm`` and ``sglang`` (those that load the stated formats), unless the request named
 Hugging Face ``generate``. Nothing for a plan that does not fit.
 """
@@ -65,7 +65,8 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
         out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
     if titan is not None:
         out["torchtitan"] = titan
-    out["accelerate"] = accelerate_config(job, layout, shape, stack)
+    if layout.ep == 1:  # accelerate's parallelism_config has no expert parallelism
+        out["accelerate"] = accelerate_config(job, layout, shape, stack)
     if deepspeed and "deepspeed" not in out:
         out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
     if titan is not None:

@@ -41,7 +41,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         pps=(par.pp,) if pinned("pp") else (None if runs.pp else (1,)),
         cps=(par.cp,) if pinned("cp") else
         (context_parallel_sizes(job.seq_len) if runs.cp else (1,)),
-        eps=(par.ep,) if pinned("ep") else None,
+        eps=(par.ep,) if pinned("ep") else (None if runs.ep else (1,)),
         zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages(resolved),
         recomputes=(job.recompute,) if pinned("recompute") else recomputes(resolved),
         micro_batches=(job.micro_batch,) if pinned("micro_batch") else None,

@@ -10,7 +10,8 @@
   (``--data-parallel-sharding-strategy``) ZeRO-2/3 without pipeline parallelism; no offload,
   no adapters;
 - PyTorch FSDP2 (``fsdp``: accelerate, or torchtitan for the models it ships): ZeRO-3, or 2
-  without resharding after forward, with tensor and context parallelism; no offload.
+  without resharding after forward, with tensor and context parallelism, and expert
+  parallelism in torchtitan; no offload.
 A stated ``framework`` fixes the stack; otherwise each layout takes the stack that runs it:
 Megatron-LM for model parallelism with at most ZeRO-1, FSDP2 for model parallelism with sharded
 weights or gradients (pipeline parallelism comes with ZeRO-0/1 only, ``layouts.py``), DeepSpeed
@@ -40,6 +41,7 @@ class Stack:
     offload: bool
     adapters: bool  # LoRA and QLoRA
     selective_recompute: bool  # Megatron-LM and torchtitan; the others checkpoint whole layers
+    ep: bool = False  # expert parallelism: Megatron-LM, torchtitan for the MoE models it ships
 
 
 ALL_ZERO = (0, 1, 2, 3)
@@ -50,9 +52,9 @@ STACKS: dict[str, Stack] = {
     "deepspeed": Stack("deepspeed", "DeepSpeed", False, False, False, ALL_ZERO, True, True,
                        False),
     "megatron": Stack("megatron", "Megatron-LM", True, True, True, ALL_ZERO, False, False,
-                      True),
+                      True, True),
     "fsdp": Stack("fsdp", "PyTorch FSDP2 (accelerate or torchtitan)", True, False, True,
-                  (0, 2, 3), False, False, True),
+                  (0, 2, 3), False, False, True, True),
 }
 
 
@@ -63,6 +65,7 @@ class ModelParallelism:
     tp: bool
     pp: bool
     cp: bool
+    ep: bool = True
 
 
 def stated_stack(resolved: ResolvedJob) -> Stack | None:
@@ -82,10 +85,12 @@ def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
     parallel."""
     stack = stated_stack(resolved)
     if not resolved.job.trains_all_weights:
-        return ModelParallelism(False, False, False)
+        return ModelParallelism(False, False, False, False)
     if stack is None:
         return ModelParallelism(True, True, True)
-    return ModelParallelism(stack.tp, stack.pp, stack.cp)
+    # FSDP2 runs experts in parallel only in torchtitan, for the models it ships
+    ep = stack.ep and (stack.id != "fsdp" or resolved.job.model_id in torchtitan_models())
+    return ModelParallelism(stack.tp, stack.pp, stack.cp, ep)
 
 
 def zero_stages(resolved: ResolvedJob) -> tuple[int, ...]:
@@ -118,7 +123,7 @@ def stack_of_layout(fixed: Stack | None, torchtitan_ships: bool, layout: Layout)
     if fixed is not None:
         return fixed.id
     return layout_stack_id(layout.tp, layout.pp, layout.cp, layout.zero_stage, layout.recompute,
-                           torchtitan_ships)
+                           torchtitan_ships, layout.ep)
 
 
 SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate"}
