@@ -65,6 +65,12 @@ RULES: tuple[Rule, ...] = (
     _r(r"(?:^|[,;(/]|\s-)\s*full(?:\s+(?:run|tune|training))?\s*(?=[,;)/]|\s-\s|$)",
        "finetune_method", "full",
        "'full' in a fine-tuning question read as full fine-tuning (every weight trains)"),
+    # preference objectives (RLHF with generation, PPO/GRPO, is not one: it is left unread)
+    _r(r"\b(dpo|ipo|kto|orpo|simpo|cpo)\b", "objective", S,
+       "preference objective: chosen and rejected sequences, and a reference model for DPO/IPO/KTO"),
+    _r(r"\b(?:grpo|ppo|rloo|rlhf|reinforce\+\+)\b", "_rl", True,
+       "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
+       "critic models are not counted"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
     _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
@@ -175,6 +181,8 @@ def _dtype(match: re.Match[str]) -> str:
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
     "_serving_framework": ("vllm", "sglang", "llm("),
+    "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
+    "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),

@@ -90,6 +90,8 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
             _add(ordered, "micro_batch", batch)
     if "optimizer_and_params" in ordered.get("offload", []) and "optimizer" in ordered["offload"]:
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
+    if task == "infer":
+        ordered.pop("objective", None)
     if task != "finetune":
         ordered.pop("finetune_method", None)
         ordered.pop("lora_rank", None)

@@ -7,6 +7,8 @@ from service.core.job.model_notes import CAVEAT_FIELD
 
 LABELS: dict[str, str] = {
     "model": "model", "params_b": "size", "task": "task", "finetune_method": "method",
+    "objective": "objective", "objective.sequences": "sequences per sample",
+    "objective.reference": "reference model",
     "seq_len": "sequence length", "micro_batch": "micro-batch", "global_batch": "global batch",
     "precision": "precision", "optimizer": "optimizer", "framework": "framework",
     "zero_stage": "ZeRO stage", "shard_group": "HSDP shard group", "tp": "tensor parallel",
@@ -38,6 +40,9 @@ _VALUE_WORDS: dict[tuple[str, Value], str] = {
     ("kv_cache_dtype", "auto"): "16-bit", ("lora_targets", "all_linear"): "all linear layers",
     ("lora_targets", "attention"): "attention (q, k, v, o)", ("zero_stage", 0): "0 (plain DDP)",
     ("optimizer", "adamw"): "AdamW", ("recompute", "full"): "full (gradient checkpointing)",
+    ("objective", "sft"): "language modelling (SFT)", ("objective", "dpo"): "DPO",
+    ("objective", "ipo"): "IPO", ("objective", "kto"): "KTO", ("objective", "orpo"): "ORPO",
+    ("objective", "simpo"): "SimPO", ("objective", "cpo"): "CPO",
 }
 
 

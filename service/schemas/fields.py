@@ -10,6 +10,7 @@ from service.core.job.choices import (
     ACTIVATION_MODELS,
     FRAMEWORKS,
     LORA_TARGETS,
+    OBJECTIVES,
     OFFLOADS,
     OPTIMIZERS,
     OVERHEAD_MODELS,
@@ -36,6 +37,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "activation_model": ACTIVATION_MODELS,
     "overhead_model": OVERHEAD_MODELS,
     "method": PLANNER_METHODS,
+    "objective": OBJECTIVES,
 }
 
 # name -> (description, example)
@@ -53,6 +55,10 @@ DOCS: dict[str, tuple[str, Any]] = {
              "quantization).", "train"),
     "finetune_method": ("Fine-tuning method. Default: full, lora with lora_rank, qlora with "
                         "nf4.", "lora"),
+    "objective": ("Training objective: sft (default, the language-modelling loss), or a "
+                  "preference objective: dpo, ipo (chosen + rejected sequences and a frozen "
+                  "reference model), kto (a reference model), orpo, simpo, cpo (chosen + "
+                  "rejected, no reference).", "dpo"),
     "seq_len": ("Tokens per sequence; the context length when serving. Default 4096.", 4096),
     "micro_batch": ("Sequences per GPU per forward/backward pass. Default 1.", 1),
     "global_batch": ("Sequences per optimizer step (gradient accumulation keeps it). Default: "

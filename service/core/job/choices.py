@@ -31,6 +31,16 @@ TRAINING_FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
 SERVING_FRAMEWORKS: tuple[str, ...] = ("vllm", "sglang", "hf")
 FRAMEWORKS: tuple[str, ...] = (*TRAINING_FRAMEWORKS, "vllm", "sglang")
 PLANNER_METHODS: tuple[str, ...] = ("planner", "seed_even_split")
+# training objectives (job/objective.py): preference ones pair completions and/or score them
+# against a frozen reference model
+OBJECTIVES: tuple[str, ...] = ("sft", "dpo", "ipo", "kto", "orpo", "simpo", "cpo")
+WITH_REFERENCE = frozenset({"dpo", "ipo", "kto"})
+PAIRED = frozenset({"dpo", "ipo", "orpo", "simpo", "cpo"})
+
+
+def sequences_per_sample(objective: str) -> int:
+    """Sequences one training sample puts through the model: chosen and rejected, or one."""
+    return 2 if objective in PAIRED else 1
 # The dtype a precision computes and keeps 16-bit weights in; on a serving job ``precision``
 # names the weights' dtype.
 PRECISION_DTYPE = {"fp32": "fp32", "bf16_mixed": "bf16", "bf16": "bf16", "fp16_mixed": "fp16",

@@ -43,7 +43,7 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
 TEXT_FIELDS: tuple[str, ...] = (
     "model", "task", "finetune_method", "precision", "optimizer", "framework", "pp_schedule",
     "recompute", "offload", "lora_targets", "quantization", "kv_cache_dtype", "gpu",
-    "activation_model", "overhead_model", "method",
+    "activation_model", "overhead_model", "method", "objective",
 )
 
 
@@ -56,6 +56,7 @@ class EstimateRequest:
     arch: dict[str, Any] | None = None  # our architecture fields, or a pasted HF config.json
     task: str | None = None  # train | finetune | infer
     finetune_method: str | None = None  # full | lora | qlora
+    objective: str | None = None  # sft | dpo | ipo | kto | orpo | simpo | cpo (job/objective.py)
     seq_len: int | None = None
     micro_batch: int | None = None
     global_batch: int | None = None

@@ -24,6 +24,7 @@ from service.core.job.choices import (
     weight_format_of_precision,
 )
 from service.core.job.model_notes import model_notes
+from service.core.job.objective import resolve_objective
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve_layout import parallelism
 from service.core.job.resolve_notes import Notes
@@ -71,8 +72,8 @@ class ResolvedJob:
 def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:
     task = req.task
     if task is None:
-        if req.lora_rank or req.finetune_method:
-            task, why = "finetune", "a LoRA rank or fine-tuning method was given"
+        if req.lora_rank or req.finetune_method or req.objective not in (None, "sft"):
+            task, why = "finetune", "a LoRA rank, fine-tuning method or preference objective"
         elif req.quantization and req.quantization != "nf4":
             task, why = "infer", "a serving quantization was given"
         else:
@@ -275,10 +276,12 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
                 "measured on real runs", minor=True)
     lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
     method_name = choice("method", req.method or "planner", PLANNER_METHODS)
+    objective = resolve_objective(req.objective, task, method != "full", notes)
     notes.items += model_notes(model, task, method, precision)
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
-        task=task, finetune_method=method, seq_len=seq, micro_batch=req.micro_batch or 1,
+        task=task, finetune_method=method, objective=objective, seq_len=seq,
+        micro_batch=req.micro_batch or 1,
         global_batch=_global_batch(req, par, task, notes), precision=precision,
         optimizer=optimizer,
         framework=framework, parallel=par, recompute=recompute,

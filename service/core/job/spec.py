@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from service.core.hardware.gpus import Gpu
+from service.core.job.choices import sequences_per_sample
 from service.core.model.architecture import Architecture
 
 Task = Literal["train", "finetune", "infer"]
@@ -54,6 +55,7 @@ class Job:
     param_scale: float = 1.0  # stated size / shape's count, for bare sizes ("7B" = 7.00e9)
     task: Task = "train"
     finetune_method: FinetuneMethod = "full"
+    objective: str = "sft"  # job/objective.py: preference objectives pair sequences, add a reference
     seq_len: int = 4096
     micro_batch: int = 1
     global_batch: int = 0  # 0: one micro-batch per DP rank, no accumulation
@@ -77,8 +79,14 @@ class Job:
     allocator_reserve: float | None = None  # None: the measured default
 
     @property
+    def forward_batch(self) -> int:
+        """Sequences a micro-batch puts through the model: chosen and rejected for paired
+        preference objectives (DPO, ORPO, ...)."""
+        return self.micro_batch * sequences_per_sample(self.objective)
+
+    @property
     def tokens_per_micro_batch(self) -> int:
-        return self.seq_len * self.micro_batch
+        return self.seq_len * self.forward_batch
 
     @property
     def grad_accum(self) -> int:

@@ -43,7 +43,7 @@ def layer_setup(job: Job) -> LayerSetup:
     fp8_linears = 1 if job.precision == "fp8" else 0
     regime = regime_of(job)
     return LayerSetup(job.seq_len, compute_dtype_bytes(job.precision), job.flash_attn, profile,
-                      fp8_linears, job.micro_batch, autocast=regime.autocast,
+                      fp8_linears, job.forward_batch, autocast=regime.autocast,
                       adapter_rank=job.lora_rank if regime.adapters else 0,
                       adapter_targets=job.lora_targets, residual_bytes=regime.residual_bytes,
                       mlp_bytes=regime.mlp_bytes)
@@ -102,7 +102,7 @@ def non_layer_saved(job: Job, setup: LayerSetup | None = None) -> list[Saved]:
     global layers mix). Vocab-parallel LM heads split V by TP.
     """
     arch, s = job.arch, setup or layer_setup(job)
-    e, b = s.elem_bytes, job.micro_batch
+    e, b = s.elem_bytes, job.forward_batch
     items = norm_saved(arch, s, "final norm")
     if not s.adapters:  # a frozen LM head keeps no input
         items.append(Saved("lm-head input", s.lin * arch.hidden, False))
@@ -135,7 +135,7 @@ def korthikanti_layer_bytes(job: Job) -> float:
     """s*b*h*(34 + 5*a*s/h) per layer; with TP t: s*b*h*(10 + 24/t + 5*a*s/(h*t)); with SP
     every term / t. Selective recompute and FlashAttention drop the 5as/h term."""
     arch, par = job.arch, job.parallel
-    s, b, h, a, t = job.seq_len, job.micro_batch, arch.hidden, arch.heads, par.tp
+    s, b, h, a, t = job.seq_len, job.forward_batch, arch.hidden, arch.heads, par.tp
     attn = 0.0 if (job.recompute == "selective" or job.flash_attn) else 5 * a * s / h
     base = 34 / t if par.sequence_parallel else 10 + 24 / t
     return s / par.cp * b * h * (base + attn / t)
@@ -144,7 +144,7 @@ def korthikanti_layer_bytes(job: Job) -> float:
 def seed_s3_block_bytes(job: Job) -> float:
     """The S3 seed's block: 32*s*b*h + 4*a*s^2*b bytes (no s^2 term with FlashAttention)."""
     arch = job.arch
-    s, b = job.seq_len, job.micro_batch
+    s, b = job.seq_len, job.forward_batch
     s2 = 0.0 if job.flash_attn else 4 * arch.heads * s * s * b
     return 32 * s * b * arch.hidden + s2
 
@@ -157,7 +157,7 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
     if model in ("korthikanti", "seed_s3"):
         per = korthikanti_layer_bytes(job) if model == "korthikanti" else seed_s3_block_bytes(job)
         sp_split = par.tp if par.sequence_parallel else 1
-        checkpoint = 2 * job.seq_len / par.cp * job.micro_batch * arch.hidden / sp_split
+        checkpoint = 2 * job.seq_len / par.cp * job.forward_batch * arch.hidden / sp_split
         kept = checkpoint if job.recompute == "full" else per
         working = per if (job.recompute == "full" and model == "seed_s3") else 0.0
         return ActivationBreakdown(round(per), kept, 0, round(working), flight, layers_on_gpu)

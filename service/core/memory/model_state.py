@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from service.core.job.choices import optimizer_name
+from service.core.job.choices import WITH_REFERENCE, optimizer_name
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.formula import Component, component, component_of
 from service.core.memory.lora import (
@@ -28,6 +28,7 @@ from service.core.memory.precision import (
     optimizer_state_bytes_per_param,
     weight_bytes_per_param,
 )
+from service.core.memory.regime import regime_of
 from service.core.model.architecture import Architecture
 from service.core.model.linears import (
     attention_linear_shapes,
@@ -174,6 +175,27 @@ def weights(job: Job) -> Component:
                         {**base.term_map, "adapter_params": adapters,
                          "adapter_bytes": ADAPTER_BYTES_PER_PARAM},
                         ZERO_SOURCE + "; peft keeps LoRA adapters in fp32")
+
+
+REFERENCE_SOURCE = ("TRL create_reference_model (a frozen copy of the policy); "
+                    "prepare_deepspeed runs it at ZeRO stage 0 unless ZeRO-3")
+
+
+def reference_weights(job: Job) -> Component:
+    """DPO, IPO, KTO: the frozen reference model, P_rank x bytes / shards, in the weights'
+    dtype (fp32 under autocast, where the Trainer keeps fp32 weights), sharded with ZeRO-3 /
+    FSDP full sharding, in CPU memory with parameter offload; none with adapters (the base with
+    the adapters off is the reference) or without a reference (``job/objective.py``)."""
+    par = job.parallel
+    needed = job.objective in WITH_REFERENCE and job.trains_all_weights and job.is_training \
+        and job.offload != "optimizer_and_params"
+    if not needed:
+        return component("weights", "0", REFERENCE_SOURCE, "no reference model on the GPU")
+    params = rank_params(job.arch, par, job.param_scale)
+    per = 4 if regime_of(job).autocast else compute_dtype_bytes(job.precision)
+    return component("weights", "params * bytes_per_param / shards", REFERENCE_SOURCE,
+                     "the reference model", params=params.total, bytes_per_param=per,
+                     shards=par.zero_shards if par.zero_stage >= 3 else 1)
 
 
 def trainable_rank_params(job: Job) -> RankParams:

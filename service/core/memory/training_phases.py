@@ -69,11 +69,13 @@ def _partial_gradients(job: Job, full: Component) -> Component:
                      "all but the first layer's", all_gradients=full.bytes, layers=layers)
 
 
-def phase_base(job: Job) -> tuple[Component, Component, Component]:
-    """What every phase holds: the weights, the optimizer state and ZeRO-3's gathered layers
-    (the planner's lower bound is their sum)."""
-    return (model_state.weights(job), model_state.optimizer(job),
+def phase_base(job: Job) -> tuple[Component, ...]:
+    """What every phase holds: the weights, the optimizer state, ZeRO-3's gathered layers and,
+    for DPO-like objectives, the reference model (the planner's lower bound is their sum)."""
+    base = (model_state.weights(job), model_state.optimizer(job),
             transients.gathered_layers(job))
+    reference = model_state.reference_weights(job)
+    return (*base, reference) if reference.bytes else base
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +85,7 @@ class StepStates:
     parallel layout and reuses them (``planning/layout_totals.py``)."""
 
     regime: Regime
-    base: tuple[Component, Component, Component]  # held in every phase
+    base: tuple[Component, ...]  # held in every phase
     gradients: Component
     autocast_cache: Component
     layer_copies: Component
@@ -94,8 +96,7 @@ class StepStates:
     head_gradient: Component  # the LM head's, the backward's first
 
 
-def step_states(job: Job, base: tuple[Component, Component, Component] | None = None
-                ) -> StepStates:
+def step_states(job: Job, base: tuple[Component, ...] | None = None) -> StepStates:
     """``base``: the job's ``phase_base`` when the caller has it."""
     regime = regime_of(job)
     grads = model_state.gradients(job)

@@ -55,7 +55,7 @@ TABLES = 8  # recent jobs whose tables a process keeps
 FAMILIES = 8  # recent model-state tables (one per model and setup) a process keeps
 LAYOUTS_PER_TABLE = 20_000  # past this a table stops remembering (it still answers)
 StatesKey = tuple[int, int, int, int, int, int, str, str]
-Base = tuple[Component, Component, Component]
+Base = tuple[Component, ...]
 
 
 @dataclass(frozen=True, slots=True)
