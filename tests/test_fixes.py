@@ -43,12 +43,16 @@ def test_lora_on_one_a10g_keeps_the_batch_with_accumulation_before_anything_else
     assert all(find_gpu(f.gpu_id).vendor == "nvidia" for f in fixes(plan))
 
 
-def test_qlora_of_a_70b_on_one_3090_goes_to_more_3090s_or_an_80gb_card() -> None:
+def test_qlora_of_a_70b_on_one_3090_offloads_the_base_or_goes_to_more_3090s() -> None:
+    """Answer.AI's FSDP-QLoRA: the frozen 4-bit base in CPU memory on the card there is, or the
+    base sharded over a few more 3090s, or an 80 GB card."""
     plan = plan_of(R(model="llama-3.1-70b", task="finetune", finetune_method="qlora",
                      seq_len=2048, gpu="rtx3090-24gb", gpu_count=1))
     found = fixes(plan)
-    assert found[0].kind == "more_gpus" and found[0].gpu_id == "rtx3090-24gb"
-    assert found[0].gpus <= 4  # FSDP-QLoRA shards the 4-bit base
+    assert found[0].kind == "knob" and found[0].changes["offload"] == "optimizer_and_params"
+    assert "GB of CPU memory per GPU" in found[0].note
+    more = next(f for f in found if f.kind == "more_gpus")
+    assert more.gpu_id == "rtx3090-24gb" and more.gpus <= 4  # FSDP-QLoRA shards the 4-bit base
     others = [f for f in found if f.kind == "other_gpu"]
     assert others and find_gpu(others[0].gpu_id).memory_bytes_as_sold >= 80 * 2**30
     assert not any(f.gpu_id.startswith(("gh200", "mi")) for f in found)
@@ -177,3 +181,13 @@ def test_a_comparison_on_given_gpus_where_both_fit_says_which_is_faster() -> Non
     reply = ask("llama 3 8b full finetune: zero-2 or zero-3 on 8x A100 80GB?").reply
     assert "All fit on the 8 GPUs; *ZeRO-2* is faster" in reply
     assert "*ZeRO-3* leaves the most memory" in reply
+
+
+def test_more_gpus_with_a_chunked_loss_when_the_logits_need_them() -> None:
+    """Gemma-3-27B QLoRA on a 4090: its 262k-vocab fp32 logits need 24 cards as the job is,
+    two with a chunked loss; the second is offered before the first."""
+    plan = plan_of(R(model="gemma-3-27b", task="finetune", finetune_method="qlora",
+                     gpu="rtx4090-24gb", gpu_count=1))
+    found = fixes(plan)
+    more = [f for f in found if f.kind == "more_gpus"]
+    assert more[0].gpus <= 2 and more[0].changes.get("chunked_loss") is True

@@ -271,7 +271,8 @@ def optimizer(job: Job) -> Component:
 
 def offloaded_bytes(job: Job) -> int:
     """Host (CPU) memory per GPU that offload uses: optimizer state and fp32 gradient
-    partitions (ZeRO-Offload), and weights if asked (ZeRO-Infinity)."""
+    partitions (ZeRO-Offload), and weights if asked (ZeRO-Infinity; for adapters, the frozen
+    base as stored)."""
     if job.offload == "none" or not job.is_training:
         return 0
     par = job.parallel
@@ -279,7 +280,13 @@ def offloaded_bytes(job: Job) -> int:
     moved = sharded("optimizer", trainable, par, 1, optimizer_bytes_per_param(job), "").bytes
     moved += sharded("gradients", trainable, par, 1, 4, "").bytes
     if job.offload == "optimizer_and_params":
-        per = weight_bytes_per_param(job.precision, job.framework)
-        moved += sharded("weights", rank_params(job.arch, par, job.param_scale), par, 3, per,
-                         "").bytes
+        params = rank_params(job.arch, par, job.param_scale)
+        if job.trains_all_weights:
+            per = weight_bytes_per_param(job.precision, job.framework)
+            moved += sharded("weights", params, par, 3, per, "").bytes
+        else:  # the frozen base as stored: NF4 linears and bf16 rest (FSDP-QLoRA), or bf16
+            linear = stage_split(bnb_4bit_params(job.arch), job.arch, par) \
+                if job.finetune_method == "qlora" else 0
+            base = linear * NF4_BITS_PER_WEIGHT / 8 + (params.total - linear) * 2
+            moved += round(base / (par.zero_shards if par.zero_stage >= 3 else 1))
     return moved

@@ -4,8 +4,9 @@ tries them, each with what it costs.
 1. knobs on the same GPUs: micro-batch 1 with accumulation (the global batch stays), recompute,
    a higher ZeRO/FSDP stage, model parallelism the stack runs, optimizer offload, parameter
    offload, an 8-bit optimizer, LoRA on a 4-bit base (QLoRA), a chunked loss where the logits
-   dominate;
-2. more GPUs of the same type (whole nodes);
+   dominate, the frozen base offloaded to CPU for adapters (FSDP-QLoRA);
+2. more GPUs of the same type (whole nodes): first with the job changes above (QLoRA, 8-bit
+   AdamW, a chunked loss) when they take fewer GPUs, then as the job is;
 3. other GPU types the team has (``fleet``), cheapest per hour first.
 The knobs that cost neither quality nor much speed (micro-batch, recompute, ZeRO stage, model
 parallelism) carry over: a later step that does not fit alone is tried on top of them, the way
@@ -165,7 +166,16 @@ def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
     if not job.chunked_loss and loss_share >= LOSS_SHARE_FOR_CHUNKING:
         yield Step("a chunked loss (fused linear cross-entropy, e.g. Liger Kernel)",
                    {"chunked_loss": True}, "no quality cost; the fp32 logits are never whole",
-                   job=_with_job(lambda r: replace(r.job, chunked_loss=True), "chunked_loss"))
+                   job=_with_job(lambda r: replace(r.job, chunked_loss=True), "chunked_loss"),
+                   carries=True)
+    if not job.trains_all_weights and not resolved.pinned("offload"):
+        # Answer.AI's FSDP-QLoRA recipe (70B on two 24 GB cards): FSDP CPUOffload keeps the
+        # sharded base in CPU memory, the GPUs hold the adapters and one gathered layer
+        yield Step("the frozen base offloaded to CPU (FSDP CPUOffload, as in FSDP-QLoRA)",
+                   {"offload": "optimizer_and_params", "zero_stage": 3},
+                   "the base streams from the CPU every step: slow",
+                   lambda s: replace(s, offloads=("optimizer_and_params",), zero_stages=(3,),
+                                     zero_stated=False))
 
 
 def _fix(steps: list[Step], found: Candidate, trials: _Trials) -> Fix:
@@ -212,11 +222,40 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
         if step.carries:
             carried.append(step)
     if min_gpus is not None:
+        fixes += _fewer_more_gpus(resolved, gpu, count, min_gpus, carried)
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
                          f"+{min_gpus - count} GPUs; {hourly_price(gpu, min_gpus)}",
                          "more_gpus", {"gpu_count": min_gpus}))
     fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
+
+
+def _fewer_more_gpus(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int,
+                     carried: list[Step]) -> list[Fix]:
+    """More GPUs of the type with the job changes that carry (8-bit AdamW, QLoRA, a chunked
+    loss) applied, when that takes fewer GPUs than the job as it is: Gemma-3-27B QLoRA needs 24
+    RTX 4090s for its fp32 logits, 2 with a chunked loss."""
+    changes = [s for s in carried if s.job is not None]
+    if not changes:
+        return []
+    changed = resolved
+    for step in changes:
+        assert step.job is not None
+        changed = step.job(changed)
+    searcher = make_searcher(changed, gpu)
+    hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
+                    with_miss=False, ceiling=min_gpus - 1)
+    if hit is None or hit.best is None or hit.best.layout.gpus <= count:
+        return []
+    gpus = hit.best.layout.gpus
+    what = " + ".join(s.what for s in changes)
+    fields: dict[str, str | int | float | bool] = {"gpu_count": gpus}
+    for step in changes:
+        fields.update(step.changes)
+    return [Fix(f"{gpus}x {gpu.name} instead of {count}, with {what}: "
+                f"{hit.best.layout.describe()}", gpus, gpu.id, hit.best.total_bytes,
+                f"+{gpus - count} GPUs; {'; '.join(s.cost for s in changes)}; "
+                f"{hourly_price(gpu, gpus)}", "more_gpus", fields)]
 
 
 def other_gpus(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...], gpus: int) -> list[Fix]:
