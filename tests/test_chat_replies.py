@@ -33,3 +33,12 @@ def test_the_assumed_line_does_not_contradict_the_planned_layout() -> None:
     assert "ZeRO-3" in reply
     assumed = next(line for line in reply.splitlines() if line.startswith("_Assumed:_"))
     assert "ZeRO" not in assumed and "recompute" not in assumed
+
+
+def test_an_offload_that_fits_says_how_much_host_memory_it_needs() -> None:
+    """ZeRO-Offload of an 8B model keeps ~128 GB of optimizer state and gradients in host RAM:
+    a 64 GB workstation would run out there, not on the GPU."""
+    reply = ask("llama 3.1 8b, zero-3 with cpu offload on a single a100 40gb, seq 2048, "
+                "full finetune").reply
+    assert reply.startswith("*Fits")
+    assert _gb(reply, r"CPU memory for the offload: ([\d,.]+) GB per GPU") > 100

@@ -160,6 +160,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
     lines.append(band_line(answer))
+    if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
+        lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
+                     "(host RAM, pinned)")
     if replanned and per.total != answer.per_gpu_bytes.total:
         lines.append(f"As written ({layout_text(answer.plan)}) it would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
