@@ -208,6 +208,19 @@ def test_a_model_with_its_own_code_is_served_with_trust_remote_code() -> None:
     assert "--trust-remote-code" not in plain["vllm"].argv
 
 
+def test_serving_loads_the_chat_checkpoint_and_training_the_base() -> None:
+    """People serve the Instruct model and fine-tune from the base; fp8 serving loads the
+    published FP8 checkpoint rather than quantizing the 16-bit one online."""
+    _, served = launch_of(R(model="llama-3.1-70b", task="infer", gpu="h100-80gb", gpu_count=4))
+    assert "meta-llama/Llama-3.1-70B-Instruct" in served["vllm"].argv
+    _, fp8 = launch_of(R(model="llama-4-maverick", task="infer", quantization="fp8",
+                         gpu="h200-141gb", gpu_count=8))
+    assert "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8" in fp8["vllm"].argv
+    _, trained = launch_of(R(model="llama-3.1-8b", task="finetune", gpu="h100-80gb",
+                             gpu_count=8))
+    assert not any("Instruct" in w for config in trained.values() for w in config.argv)
+
+
 def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
     request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
                 gpu_count=8)

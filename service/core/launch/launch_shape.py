@@ -3,6 +3,7 @@ the model's name, and how a command line is written."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,11 +51,26 @@ class ModelRef:
     remote_code: bool = False  # its repo's own modelling code (``ModelPreset.remote_code``)
 
 
+# a chat checkpoint among a preset's names: "...-Instruct", "...-it", "...-chat"
+_CHAT_REPO = re.compile(r"^[\w.\-]+/[\w.\-]*(?:instruct|-it|chat)[\w.\-]*$", re.I)
+
+
 def model_ref(resolved: ResolvedJob) -> ModelRef:
+    """Training loads the preset's repo; serving loads its chat (Instruct) checkpoint when the
+    preset names one, and the published FP8 one when serving fp8 weights (rather than
+    quantizing the 16-bit checkpoint online)."""
     preset = lookup_preset(resolved.job.model_id)
-    if preset is not None and preset.hf_repo:
-        return ModelRef(preset.hf_repo, True, preset.remote_code)
-    return ModelRef(resolved.job.model_id, False)
+    if preset is None or not preset.hf_repo:
+        return ModelRef(resolved.job.model_id, False)
+    path = preset.hf_repo
+    if not resolved.job.is_training:
+        chats = [a for a in preset.aliases if _CHAT_REPO.match(a)]
+        fp8 = [a for a in chats if a.lower().endswith("-fp8")]
+        if resolved.job.quantization == "fp8" and fp8:
+            path = fp8[0]
+        elif not _CHAT_REPO.match(path) and (plain := [a for a in chats if a not in fp8]):
+            path = plain[0]
+    return ModelRef(path, True, preset.remote_code)
 
 
 def model_note(ref: ModelRef) -> tuple[str, ...]:
