@@ -221,6 +221,20 @@ def test_serving_loads_the_chat_checkpoint_and_training_the_base() -> None:
     assert not any("Instruct" in w for config in trained.values() for w in config.argv)
 
 
+def test_a_stated_layout_that_fits_is_the_one_launched() -> None:
+    """On given GPUs where the request's own layout fits, the answer shows it and the configs
+    run it (they ran the planner's CP=2 layout instead)."""
+    answer = compute_answer(R(model="llama-3.1-70b", seq_len=8192, global_batch=1024,
+                              gpu="h100-80gb", gpu_count=64, framework="megatron", tp=8, pp=4,
+                              zero_stage=1)).answer
+    assert answer.fits and answer.plan.dp == 2
+    argv = answer.launch["megatron"].argv
+    assert _value(argv, "--tensor-model-parallel-size") == "8"
+    assert _value(argv, "--pipeline-model-parallel-size") == "4"
+    assert _value(argv, "--context-parallel-size") in (None, "1")
+    assert _value(argv, "--global-batch-size") == "1024"
+
+
 def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
     request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
                 gpu_count=8)

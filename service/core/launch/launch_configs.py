@@ -25,10 +25,16 @@ from service.core.launch.torchrun_line import torchrun_config
 from service.core.launch.torchtitan_toml import FILENAME as TORCHTITAN_FILE
 from service.core.launch.torchtitan_toml import torchtitan_config
 from service.core.launch.training_arguments import as_flags, training_arguments
+from service.core.planning.layouts import node_count
 from service.core.planning.plan_types import Layout, Plan
 
 
-def launch_configs(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]:
+def launch_configs(resolved: ResolvedJob, plan: Plan,
+                   stated_fits: bool = False) -> dict[str, LaunchConfig]:
+    """The configs of the layout the answer shows: on given GPUs where the request's own layout
+    fits, that one (on its stack), else the planner's."""
+    if plan.task != "infer" and plan.mode == "given" and stated_fits:
+        return _training(resolved, stated_layout(resolved), resolved.job.framework)
     if not plan.fits:
         return {}
     if plan.task == "infer":
@@ -36,6 +42,16 @@ def launch_configs(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]
     if plan.layout is None:
         return {}
     return _training(resolved, plan.layout, plan.stack)
+
+
+def stated_layout(resolved: ResolvedJob) -> Layout:
+    """The request's own layout as the planner writes layouts."""
+    job, par = resolved.job, resolved.job.parallel
+    return Layout(gpus=par.gpus, nodes=node_count(par.gpus, resolved.gpus_per_node), dp=par.dp,
+                  tp=par.tp, pp=par.pp, cp=par.cp, ep=par.ep, zero_stage=par.zero_stage,
+                  sequence_parallel=par.sequence_parallel, recompute=job.recompute,
+                  micro_batch=job.micro_batch, grad_accum=job.grad_accum,
+                  global_batch=job.micro_batch * par.dp * job.grad_accum, offload=job.offload)
 
 
 def _serving(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]:

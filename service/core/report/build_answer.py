@@ -155,7 +155,7 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     capacity = plan.capacity_bytes if planned and plan is not None else est.capacity_bytes
     # the band goes with the verdict: on given GPUs where the stated layout does not fit, the
     # verdict is the planner's layout on them (headline.answer_verdict)
-    stated_fits = est.fits and job.task != "infer"
+    stated_fits = bool(est.fits) and job.task != "infer"
     judged = plan.estimate if plan is not None and plan.mode == "given" \
         and plan.estimate is not None and not stated_fits else shown
     band = error_band(judged, capacity)
@@ -177,5 +177,5 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         as_stated=as_stated,
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
         fits_on=_fits_on(plan),
-        launch=launch_configs(resolved, plan) if plan is not None and plan.mode != "catalog"
-        else {})
+        launch=launch_configs(resolved, plan, stated_fits)
+        if plan is not None and plan.mode != "catalog" else {})
