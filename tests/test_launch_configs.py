@@ -235,6 +235,17 @@ def test_a_stated_layout_that_fits_is_the_one_launched() -> None:
     assert _value(argv, "--global-batch-size") == "1024"
 
 
+def test_megatron_with_tensor_parallelism_sets_cuda_device_max_connections() -> None:
+    """Megatron-LM's validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP before
+    Blackwell: the launch line sets it."""
+    answer = compute_answer(R(model="llama-3.1-70b", seq_len=8192, global_batch=1024,
+                              gpu="h100-80gb", gpu_count=64, framework="megatron", tp=8, pp=4,
+                              zero_stage=1)).answer
+    line = answer.launch["torchrun"].text
+    assert line.startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun")
+    assert answer.launch["torchrun"].argv[0] == "torchrun"
+
+
 def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
     request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
                 gpu_count=8)

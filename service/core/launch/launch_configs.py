@@ -44,6 +44,20 @@ def launch_configs(resolved: ResolvedJob, plan: Plan,
     return _training(resolved, plan.layout, plan.stack)
 
 
+def _megatron_connections(layout: Layout) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the environment the torchrun line sets, a note): Megatron-LM's validate_args asserts
+    CUDA_DEVICE_MAX_CONNECTIONS=1 with TP or CP on GPUs before Blackwell (it orders the
+    communication kernels behind the compute they overlap), and that it is not 1 with
+    Megatron-FSDP (megatron/training/arguments.py, core_v0.19)."""
+    if layout.zero_stage >= 2:  # Megatron-FSDP
+        return (), ("leave CUDA_DEVICE_MAX_CONNECTIONS unset: Megatron-FSDP asserts it is not 1",)
+    if layout.tp * layout.cp > 1:
+        return ("CUDA_DEVICE_MAX_CONNECTIONS=1",), (
+            "CUDA_DEVICE_MAX_CONNECTIONS=1: Megatron-LM asserts it with tensor or context "
+            "parallelism before Blackwell",)
+    return (), ()
+
+
 def stated_layout(resolved: ResolvedJob) -> Layout:
     """The request's own layout as the planner writes layouts."""
     job, par = resolved.job, resolved.job.parallel
@@ -71,9 +85,11 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
     out: dict[str, LaunchConfig] = {}
     if stack == "megatron":
         out["megatron"] = megatron_config(job, layout, shape, ref)
+        env, connections = _megatron_connections(layout)
         out["torchrun"] = torchrun_config(
             shape, list(out["megatron"].argv),
-            ("pretrain_gpt.py is Megatron-LM's; add your data and learning-rate arguments",))
+            ("pretrain_gpt.py is Megatron-LM's; add your data and learning-rate arguments",
+             *connections), env)
         return out
     deepspeed = uses_deepspeed(layout, stack)
     titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" else None

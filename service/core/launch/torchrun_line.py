@@ -18,13 +18,14 @@ def torchrun_options(shape: LaunchShape) -> list[str]:
             "--rdzv-id", "fitcheck"]
 
 
-def torchrun_config(shape: LaunchShape, script: list[str], notes: tuple[str, ...]
-                    ) -> LaunchConfig:
-    """``script``: the training script (or ``-m module``) and its arguments."""
+def torchrun_config(shape: LaunchShape, script: list[str], notes: tuple[str, ...],
+                    env: tuple[str, ...] = ()) -> LaunchConfig:
+    """``script``: the training script (or ``-m module``) and its arguments; ``env``:
+    ``NAME=value`` settings the line starts with (not part of ``argv``)."""
     options = torchrun_options(shape)
     argv = ["torchrun", *options, *script]
     where = ("run it on each of the nodes, MASTER_ADDR set to the first node's address"
              if shape.nodes > 1 else "one node")
     return LaunchConfig("torchrun", "torchrun launch line", "shell", None,
-                        shell_line(["torchrun"], options, script),
+                        shell_line([*env, "torchrun"], options, script),
                         None, tuple(argv), (where, *notes))
