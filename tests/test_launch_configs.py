@@ -246,6 +246,17 @@ def test_megatron_with_tensor_parallelism_sets_cuda_device_max_connections() -> 
     assert answer.launch["torchrun"].argv[0] == "torchrun"
 
 
+def test_awq_and_gptq_serve_on_marlin_kernels_where_they_run() -> None:
+    """An explicit --quantization awq makes vLLM force its legacy kernel; awq_marlin keeps the
+    fast one on Ampere and later, and a T4 (no Marlin) keeps awq."""
+    _, ada = launch_of(R(model="llama-3.1-70b", task="infer", quantization="awq",
+                         gpu="rtx4090-24gb", gpu_count=2, seq_len=4096))
+    assert _value(ada["vllm"].argv, "--quantization") == "awq_marlin"
+    _, turing = launch_of(R(model="llama-3.1-8b", task="infer", quantization="gptq",
+                            gpu="t4-16gb", gpu_count=1, seq_len=4096))
+    assert _value(turing["vllm"].argv, "--quantization") == "gptq"
+
+
 def test_a_plan_that_does_not_fit_has_no_launch_config() -> None:
     request = R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
                 gpu_count=8)

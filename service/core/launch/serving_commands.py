@@ -7,6 +7,7 @@ model's native checkpoint format is read from its config, so no flag)."""
 
 from __future__ import annotations
 
+from service.core.hardware.gpus import Gpu
 from service.core.job.resolve import ResolvedJob
 from service.core.launch.launch_shape import ModelRef, model_note, shell_line
 from service.core.launch.launch_types import LaunchConfig
@@ -22,9 +23,18 @@ SGLANG_QUANT = {"fp8": "fp8", "fp8-block": "fp8", "awq": "awq", "gptq": "gptq",
 VLLM_KV = {"fp8": "fp8", "bf16": "bfloat16", "fp16": "float16", "int8": "int8_per_token_head",
            "int4": "int4_per_token_head"}
 SGLANG_KV = {"fp8": "fp8_e4m3", "bf16": "bf16"}
+# vLLM keeps its Marlin kernels only when asked for them by name ("forcing awq. Use
+# quantization=awq_marlin for faster inference", AWQMarlinConfig.override_quantization_method);
+# Marlin runs on NVIDIA GPUs from Ampere (sm80) on
+MARLIN = {"awq": "awq_marlin", "gptq": "gptq_marlin"}
 CHECKPOINT_NOTE = {"awq": "an AWQ checkpoint of the model", "gptq": "a GPTQ checkpoint",
                    "gptq-8bit": "an 8-bit GPTQ checkpoint", "int4": "an AWQ checkpoint",
                    "gguf": "the GGUF file"}
+
+
+def _has_marlin(gpu: Gpu | None) -> bool:
+    """NVIDIA with bf16 tensor cores (Ampere and later): where Marlin's kernels run."""
+    return gpu is not None and gpu.vendor == "nvidia" and gpu.bf16_dense_tflops is not None
 
 
 def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
@@ -35,7 +45,10 @@ def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
     if resolved.pinned("quantization") and job.quantization not in ("none", "bf16", "fp16"):
         if job.quantization not in quant:
             return None
-        out += ["--quantization", quant[job.quantization]]
+        method = quant[job.quantization]
+        if quant is VLLM_QUANT and method in MARLIN and _has_marlin(job.gpu):
+            method = MARLIN[method]  # an explicit awq/gptq forces vLLM's slow legacy kernels
+        out += ["--quantization", method]
         family = job.quantization.split("-")[0]
         if job.quantization in CHECKPOINT_NOTE or family in CHECKPOINT_NOTE:
             notes.append("load " + CHECKPOINT_NOTE.get(job.quantization, CHECKPOINT_NOTE[family])
