@@ -46,3 +46,12 @@ def test_the_answer_is_the_fewest_gpus_that_finish_in_time() -> None:
 def test_a_deadline_without_tokens_asks_for_them() -> None:
     reply = ask("train llama 3 8b in 7 days on h100s").reply
     assert "training tokens" in reply
+
+
+def test_a_stated_count_is_answered_yes_or_no_first() -> None:
+    """"Is 4x H100 enough?" is answered on 4 GPUs (and the reply keeps the 4 the user said);
+    a count that is too small says how many would do."""
+    enough = ask("is 4x H100 enough to pretrain a 1B model on 50B tokens in a week?")
+    assert enough.reply.startswith("Yes: 4x") and "GPUs 4" in enough.reply
+    short = ask("is 2x H100 enough to pretrain a 7B model on 500B tokens in a week?")
+    assert short.reply.startswith("No: 2x") and "To finish in 7 days: *" in short.reply

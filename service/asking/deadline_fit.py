@@ -1,7 +1,8 @@
 """Answers to "how many GPUs to finish by a deadline" ("train 8b on 1T tokens in 7 days"): the
 time estimate's GPU-hours over the hours allowed give a first count, rounded up to whole nodes;
 the planner then checks it on that count (memory, and its step time, which grows with the
-data-parallel traffic), one node more at a time until it finishes in time."""
+data-parallel traffic), one node more at a time until it finishes in time. With a count given
+("is 4x H100 enough ...?"), the answer is yes or no on that count first."""
 
 from __future__ import annotations
 
@@ -71,6 +72,17 @@ async def deadline_fit(answer_for: AnswerFor, merged: dict[str, Any], answer: An
     count, found = best
     assert found.compute is not None
     gpu = found.gpu_name or fields["gpu"]
-    return DeadlineFit(found, f"To finish in {span}: *{count:,}x {gpu}* "
-                       f"({found.compute.days:,.1f} days, {found.compute.gpu_hours:,.0f} "
-                       "GPU-hours).")
+    fewest = (f"*{count:,}x {gpu}* ({found.compute.days:,.1f} days, "
+              f"{found.compute.gpu_hours:,.0f} GPU-hours)")
+    stated = merged.get("gpu_count")
+    if isinstance(stated, int) and answer.compute is not None:  # "is 4x H100 enough ...?"
+        on_stated = f"{stated:,}x {answer.gpu_name or gpu} take {answer.compute.days:,.1f} days"
+        in_time = (answer.planner is None or answer.planner.fits) and answer.compute.days <= days
+        if in_time:
+            also = f"; {fewest} would do too" if count < stated else ""
+            return DeadlineFit(answer, f"Yes: {on_stated}{also}.")
+        return DeadlineFit(found, f"No: {on_stated}" + ("" if answer.planner is None
+                                                    or answer.planner.fits
+                                                    else " (and do not fit)")
+                           + f". To finish in {span}: {fewest}.")
+    return DeadlineFit(found, f"To finish in {span}: {fewest}.")
