@@ -207,3 +207,22 @@ def test_a_smaller_tp_with_pp_serves_more_when_tp_would_copy_the_kv_cache() -> N
     answer = compute_answer(EstimateRequest(model="qwen3-30b-a3b", task="infer", seq_len=32768,
                                             concurrent=100, gpu="h100-80gb")).answer
     assert answer.planner is not None and answer.min_gpus == 8
+
+
+def test_llama_cpp_serves_the_home_setups_vllm_would_not() -> None:
+    """llama.cpp/ollama reserve nothing ahead, capture no CUDA graphs, run a 512-token compute
+    buffer and split layers over GPUs: Qwen2.5-32B Q4_K_M at 8k fits one 3090, Llama-3.1-70B
+    Q4_K_M at 8k two (which vLLM's budget refuses)."""
+    one = compute_answer(EstimateRequest(model="qwen2.5-32b", task="infer",
+                                         quantization="gguf-q4_k_m", seq_len=8192,
+                                         gpu="rtx3090-24gb", gpu_count=1)).answer
+    assert one.planner is not None and one.planner.fits and one.planner.stack == "llamacpp"
+    two = compute_answer(EstimateRequest(model="llama-3.1-70b", task="infer",
+                                         quantization="gguf-q4_k_m", seq_len=8192,
+                                         gpu="rtx3090-24gb", gpu_count=2)).answer
+    assert two.planner is not None and two.planner.fits
+    assert two.plan.tp == 1 and two.plan.pp == 2  # layers split, no tensor parallelism
+    vllm = compute_answer(EstimateRequest(model="qwen2.5-32b", task="infer", framework="vllm",
+                                          quantization="gguf-q4_k_m", seq_len=8192,
+                                          gpu="rtx3090-24gb", gpu_count=1)).answer
+    assert vllm.planner is not None and not vllm.planner.fits

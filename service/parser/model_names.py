@@ -37,8 +37,9 @@ _MAX_WINDOW = 5
 _LIKE = re.compile(r"[\s\-]*(?:style|like|esque|ish|type)\b")
 _LIKE_END = re.compile(r"[\-_](?:style|like|esque|ish|type)$")
 # Tools named after model families: "llama.cpp", "ollama", "llama-factory" are not models.
-_TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama[\s\-_]?(?:factory|index|stack)|ollama|exllama\w*"
-                    r"|mistral[.\-_]?rs|qwen[\-_]agent|llamafile)\b")
+_LLAMACPP = re.compile(r"llama[\s.\-_]?cpp|llama-server|ollama")
+_TOOLS = re.compile(r"\b(?:llama[\s.\-_]?cpp|llama-server|llama[\s\-_]?(?:factory|index|stack)|ollama"
+                    r"|exllama\w*|mistral[.\-_]?rs|qwen[\-_]agent|llamafile)\b")
 
 
 @cache
@@ -142,6 +143,10 @@ def find_models(scan: Scan) -> None:
     """Add ``model`` findings (preset ids), unknown names, then bare sizes (``params_b``)."""
     for m in scan.finditer(_TOOLS):
         scan.claim(m.start(), m.end())
+        if _LLAMACPP.match(m.group(0)):  # the engine that serves GGUF files
+            scan.add("_serving_framework", "llamacpp", m.start(), m.end())
+            if m.group(0).startswith("ollama"):
+                scan.add("_ollama", True, m.start(), m.end())
     _distills(scan)
     words = list(_WORD.finditer(scan.view()))
     digits = [_DIGIT.search(w.group(0)) is not None for w in words]

@@ -75,6 +75,9 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
     for engine in ordered.pop("_serving_framework", []):  # "vllm", "sglang": serving's engine
         if task == "infer":
             _add(ordered, "framework", engine)
+    if ordered.pop("_ollama", None) and task == "infer" and not ordered.get("quantization"):
+        ordered["quantization"] = ["gguf-q4_k_m"]  # what a model tag without a quant pulls
+        notes.append("ollama's default tags are Q4_K_M GGUF files")
     stated_micro = list(ordered.get("micro_batch", []))
     for batch in ordered.pop("_batch", []):
         if task == "infer":

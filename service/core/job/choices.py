@@ -28,8 +28,14 @@ OVERHEAD_MODELS: tuple[str, ...] = ("measured", "flat_10pct")
 LORA_TARGETS: tuple[str, ...] = ("attention", "all_linear")
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16_mixed", "fp16_mixed", "bf16", "fp16", "fp8")
 TRAINING_FRAMEWORKS: tuple[str, ...] = ("deepspeed", "megatron", "fsdp", "hf")
-SERVING_FRAMEWORKS: tuple[str, ...] = ("vllm", "sglang", "hf")
-FRAMEWORKS: tuple[str, ...] = (*TRAINING_FRAMEWORKS, "vllm", "sglang")
+SERVING_FRAMEWORKS: tuple[str, ...] = ("vllm", "sglang", "hf", "llamacpp")
+
+
+def llamacpp_serves(framework: str | None, quantization: str | None) -> bool:
+    """llama.cpp (ollama) serves the job: named, or a GGUF file with no engine named."""
+    return framework == "llamacpp" or (framework is None
+                                       and (quantization or "").startswith("gguf"))
+FRAMEWORKS: tuple[str, ...] = (*TRAINING_FRAMEWORKS, "vllm", "sglang", "llamacpp")
 PLANNER_METHODS: tuple[str, ...] = ("planner", "seed_even_split")
 # training objectives (job/objective.py): preference ones pair completions and/or score them
 # against a frozen reference model

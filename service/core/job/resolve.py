@@ -20,6 +20,7 @@ from service.core.job.choices import (
     TASKS,
     check_recipe,
     choice,
+    llamacpp_serves,
     serving_framework,
     weight_format_of_precision,
 )
@@ -188,11 +189,11 @@ def _global_batch(req: EstimateRequest, par: Parallelism, task: str, notes: Note
 
 
 def _default_framework(task: str, method: str, par: Parallelism, recompute: str,
-                       model_id: str) -> str:
-    """vLLM for serving, the Trainer with peft for adapters, else the stack that runs the stated
-    layout (``training_stack.py``, the planner's rule)."""
+                       model_id: str, quantization: str | None) -> str:
+    """vLLM for serving (llama.cpp for GGUF files), the Trainer with peft for adapters, else
+    the stack that runs the stated layout (``training_stack.py``, the planner's rule)."""
     if task == "infer":
-        return "vllm"
+        return "llamacpp" if llamacpp_serves(None, quantization) else "vllm"
     if method in ("lora", "qlora"):
         return "hf"
     return layout_stack_id(par.tp, par.pp, par.cp, par.zero_stage, recompute,
@@ -241,7 +242,8 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"
     recompute = _recompute(req, task, method, notes)
-    framework = req.framework or _default_framework(task, method, par, recompute, model.model_id)
+    framework = req.framework or _default_framework(task, method, par, recompute, model.model_id,
+                                                    req.quantization)
     if task == "infer":
         serving_framework(framework)
         if req.framework is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from service.core.errors import InvalidInput
 from service.core.job.assumptions import default, derived, stated
-from service.core.job.choices import PIPELINE_SCHEDULES, choice
+from service.core.job.choices import PIPELINE_SCHEDULES, choice, llamacpp_serves
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve_notes import Notes
 from service.core.job.spec import Parallelism
@@ -29,7 +29,12 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     arch = model.arch
     tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
     gpus = _gpu_count(req, per_node, tp * pp * cp)
-    if task == "infer" and req.tp is None and gpus > 1:
+    if task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
+            and llamacpp_serves(req.framework, req.quantization):
+        pp = gpus // cp
+        notes.add(derived("pp", pp, "llama.cpp splits the layers over the GPUs "
+                          "(--split-mode layer)"))
+    elif task == "infer" and req.tp is None and gpus > 1:
         rest = gpus // (pp * cp) or 1
         tp = largest_serving_tp(arch, rest, per_node)
         notes.add(derived("tp", tp, "serving splits the model over the GPUs with tensor "

@@ -69,6 +69,8 @@ def stated_layout(resolved: ResolvedJob) -> Layout:
 
 
 def _serving(resolved: ResolvedJob, plan: Plan) -> dict[str, LaunchConfig]:
+    if plan.stack == "llamacpp":  # llama.cpp's flags are not among the checked tools
+        return {}
     if plan.serving is None or plan.stack == "hf":
         return {}
     ref = model_ref(resolved)

@@ -160,6 +160,13 @@ class ServingBudget:
     cuda_graph_bytes: int = 512 << 20  # captured decode graphs, typical 0.3-1 GiB
 
 
+# llama.cpp / ollama: no memory reserved ahead and no CUDA graph pool; one compute buffer for
+# n_ubatch = 512 tokens (llama-server's default); the CUDA context of a process with lazily
+# loaded modules (CUDA 12.2+ default) and cuBLAS, about 0.3-0.5 GB: 512 MiB
+LLAMACPP = ServingBudget(memory_fraction=0.95, max_batched_tokens=512, non_torch_bytes=512 << 20,
+                         cuda_graph_bytes=0)
+
+
 def forward_workspace_bytes(arch: Architecture, tokens: int, sequences: int, tp: int = 1) -> int:
     """Peak of one forward pass during serving (one layer alive at a time).
 

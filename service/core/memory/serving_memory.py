@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from service.core.job.spec import Job
 from service.core.memory.breakdown import Estimate
-from service.core.memory.serving import ServingBudget
+from service.core.memory.serving import LLAMACPP, ServingBudget
 from service.core.memory.serving_split import serving_share
 from service.core.model.params import active_parameter_count, parameter_count
 
 
 def serving_estimate(job: Job, budget: ServingBudget | None = None) -> Estimate:
-    budget = budget or ServingBudget()
+    budget = budget or (LLAMACPP if job.framework == "llamacpp" else ServingBudget())
     share = serving_share(job, job.parallel.tp, job.parallel.pp, budget)
     details: dict[str, int | float] = {"kv_bytes_per_sequence": share.kv_per_sequence}
     if job.gpu is not None:

@@ -25,6 +25,9 @@ SHOWN_FIXES = 3
 QUALITY_INT4 = "4-bit weights: about 1 point lower on benchmarks (AWQ, GPTQ papers)"
 QUALITY_FP8 = "fp8 weights: near-lossless (fp8 E4M3 with per-channel scales)"
 QUALITY_KV = "fp8 KV cache: a small quality cost (vLLM --kv-cache-dtype fp8)"
+QUALITY_Q4 = "Q4_K_M: the usual 4-bit GGUF, a small quality cost over Q5/Q6/Q8"
+QUALITY_KV_Q8 = ("q8_0 KV cache: a small quality cost (llama.cpp --cache-type-k q8_0 "
+                 "--cache-type-v q8_0 -fa, ollama OLLAMA_KV_CACHE_TYPE=q8_0)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,9 @@ class ServingStep:
 
 def serving_steps(job: Job, gpu: Gpu) -> Iterator[ServingStep]:
     bits = QUANT_BITS[job.quantization]
+    if job.framework == "llamacpp":
+        yield from _llamacpp_steps(job, bits)
+        return
     if bits > 8 and gpu.fp8_dense_tflops is not None:
         yield ServingStep("fp8 weights", "weights", {"quantization": "fp8"}, QUALITY_FP8,
                           lambda j: replace(j, quantization="fp8"))
@@ -47,6 +53,17 @@ def serving_steps(job: Job, gpu: Gpu) -> Iterator[ServingStep]:
     if job.kv_cache_dtype in ("auto", "bf16", "fp16", "fp32"):
         yield ServingStep("fp8 KV cache", "kv", {"kv_cache_dtype": "fp8"}, QUALITY_KV,
                           lambda j: replace(j, kv_cache_dtype="fp8"))
+
+
+def _llamacpp_steps(job: Job, bits: float) -> Iterator[ServingStep]:
+    """llama.cpp's own levers: a smaller GGUF quant, then a q8_0 KV cache (its KV types are
+    f16, q8_0 and q4_0: ``--cache-type-k/-v``, with flash attention)."""
+    if bits > QUANT_BITS["gguf-q4_k_m"]:
+        yield ServingStep("Q4_K_M GGUF weights", "weights", {"quantization": "gguf-q4_k_m"},
+                          QUALITY_Q4, lambda j: replace(j, quantization="gguf-q4_k_m"))
+    if job.kv_cache_dtype in ("auto", "bf16", "fp16", "fp32"):
+        yield ServingStep("q8_0 KV cache", "kv", {"kv_cache_dtype": "int8"}, QUALITY_KV_Q8,
+                          lambda j: replace(j, kv_cache_dtype="int8"))
 
 
 def _apply(job: Job, steps: list[ServingStep]) -> Job:
@@ -85,9 +102,9 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
     for base in _lean_bases(steps):  # the first on which the weights leave room
         lean = _apply(job, base)
         trial = evaluate(lean, gpu, tp, pp)
-        if trial.max_concurrent <= 0:
+        if trial.kv_budget_bytes <= 0:  # the weights leave no room at all
             continue
-        if trial.max_concurrent < job.batch:
+        if 0 < trial.max_concurrent < job.batch:
             fixes.append(_fix(base, f"{trial.max_concurrent:,} sequences at once instead of "
                               f"{job.batch:,}", trial, gpu, "the other requests wait in the "
                               "queue: lower throughput", {"concurrent": trial.max_concurrent}))

@@ -19,7 +19,7 @@ from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
-from service.core.memory.serving import ServingBudget
+from service.core.memory.serving import LLAMACPP, ServingBudget
 from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share
 from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
@@ -33,7 +33,9 @@ MAX_SERVING_GPUS = 4096
 
 def serving_budget(resolved: ResolvedJob) -> ServingBudget:
     """vLLM's gpu_memory_utilization (0.90) unless stated; Hugging Face ``generate`` reserves
-    nothing ahead, so it plans to the planner's headroom."""
+    nothing ahead, so it plans to the planner's headroom; llama.cpp neither (``LLAMACPP``)."""
+    if resolved.job.framework == "llamacpp":
+        return replace(LLAMACPP, memory_fraction=resolved.headroom)
     if resolved.pinned("memory_headroom") or resolved.job.framework == "hf":
         return ServingBudget(memory_fraction=resolved.headroom)
     return ServingBudget()
@@ -108,6 +110,8 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
     per_node = resolved.gpus_per_node if resolved.pinned("gpus_per_node") else gpu.gpus_per_node
     budget = serving_budget(resolved)
     stated_tp = job.parallel.tp if resolved.pinned("tp") else None
+    if job.framework == "llamacpp":
+        stated_tp = 1  # llama.cpp splits layers over GPUs (--split-mode layer), no TP
     count = resolved.given_gpus
     best, miss = fewest_serving(job, gpu, per_node, budget, stated_tp)
     chosen: ServingFit | None = best
@@ -120,7 +124,7 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
                 headroom=budget.memory_fraction, fits=False, gpus_per_node=per_node,
                 mode="given" if count is not None else "fewest", gpus=count,
                 min_gpus=best.gpus if best else None,
-                assumptions=_assumptions(budget, gpu))
+                assumptions=_assumptions(budget, gpu, job.framework == "llamacpp"))
     if chosen is None:
         return plan
     estimate = serving_estimate(replace(job, parallel=Parallelism(tp=chosen.tp, pp=chosen.pp)),
@@ -141,11 +145,23 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:
-    """vLLM unless the request named SGLang or Hugging Face ``generate``."""
-    return resolved.job.framework if resolved.job.framework in ("hf", "sglang") else "vllm"
+    """vLLM unless the request named SGLang, llama.cpp or Hugging Face ``generate``."""
+    return resolved.job.framework if resolved.job.framework in ("hf", "sglang", "llamacpp") \
+        else "vllm"
 
 
-def _assumptions(budget: ServingBudget, gpu: Gpu) -> tuple[Assumption, ...]:
+def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False
+                 ) -> tuple[Assumption, ...]:
+    if llamacpp:
+        return (
+            default("memory_headroom", budget.memory_fraction,
+                    f"llama.cpp reserves nothing ahead: {budget.memory_fraction:.0%} of "
+                    f"{gb(gpu.memory_bytes_usable)} minus weights, a compute buffer for "
+                    f"{budget.max_batched_tokens:,} tokens (n_ubatch) and "
+                    f"{gb(budget.non_torch_bytes)} of CUDA context", "llama.cpp llama-server"),
+            default("plan.layout", "layers split over the GPUs", "llama.cpp --split-mode layer "
+                    "(its default): each GPU holds its layers' weights and KV cache", minor=True),
+        )
     return (
         default("memory_headroom", budget.memory_fraction,
                 f"vLLM-style budget: gpu_memory_utilization {budget.memory_fraction:.0%} of "

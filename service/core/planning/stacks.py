@@ -126,7 +126,8 @@ def stack_of_layout(fixed: Stack | None, torchtitan_ships: bool, layout: Layout)
                            torchtitan_ships, layout.ep)
 
 
-SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate"}
+SERVING_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "hf": "Hugging Face generate",
+                 "llamacpp": "llama.cpp (llama-server, ollama)"}
 
 
 def stack_name(stack_id: str, task: str = "train") -> str:
