@@ -42,3 +42,12 @@ def test_an_offload_that_fits_says_how_much_host_memory_it_needs() -> None:
                 "full finetune").reply
     assert reply.startswith("*Fits")
     assert _gb(reply, r"CPU memory for the offload: ([\d,.]+) GB per GPU") > 100
+
+
+def test_a_context_past_the_models_limit_is_said_up_front() -> None:
+    """Llama 3 8B was trained for 8,192 tokens (Llama 3.1 for 128k): a 32k question says so
+    under the verdict, and the limit is an assumption of the answer."""
+    result = ask("serve llama 3 8b instruct with 32k context for 20 users on one h100")
+    assert result.reply.splitlines()[1].startswith("Note: llama-3-8b was trained for 8,192")
+    ok = ask("serve llama 3.1 8b instruct with 32k context for 20 users on one h100")
+    assert "trained for" not in ok.reply

@@ -77,7 +77,7 @@ MODEL_FIELDS = {
     "id", "name", "hf_repo", "aliases", "published_params", "published_active_params",
     "params_source", "arch",
 }  # fmt: skip
-OPTIONAL_FIELDS = {"weight_format", "remote_code"}  # absent: a bf16 checkpoint, no code of its own
+OPTIONAL_FIELDS = {"weight_format", "remote_code", "max_context"}  # absent: bf16, no code, unknown
 
 
 def test_data_files_load_with_from_dict() -> None:

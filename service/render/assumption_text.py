@@ -8,6 +8,7 @@ from service.core.job.model_notes import CAVEAT_FIELD
 LABELS: dict[str, str] = {
     "model": "model", "params_b": "size", "task": "task", "finetune_method": "method",
     "objective": "objective", "objective.sequences": "sequences per sample",
+    "context_limit": "model's context limit (tokens)",
     "objective.reference": "reference model",
     "seq_len": "sequence length", "micro_batch": "micro-batch", "global_batch": "global batch",
     "precision": "precision", "optimizer": "optimizer", "framework": "framework",

@@ -166,6 +166,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if replanned and per.total != answer.per_gpu_bytes.total:
         lines.append(f"As written ({layout_text(answer.plan)}) it would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
+    limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
+    if limit is not None:  # past what the model was trained for: said up front, not in passing
+        lines.insert(1, f"Note: {limit.why}")
     serving = serving_line(answer, shown, per.kv_cache)
     if serving:
         lines.append(serving)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from service.core.job.assumptions import Assumption, derived
 from service.core.model.lookup import ResolvedModel
+from service.core.model.presets import lookup_preset
 
 CAVEAT_FIELD = "model.caveat"  # + "." + the caveat's topic, one record per caveat
 CAVEATS_SOURCE = "service/core/model/caveats.py"
@@ -28,11 +29,20 @@ def loaded_dtype(precision: str, method: str) -> str:
     return "fp16" if precision.startswith("fp16") else "bf16"
 
 
-def model_notes(model: ResolvedModel, task: str, method: str, precision: str
-                ) -> list[Assumption]:
+def model_notes(model: ResolvedModel, task: str, method: str, precision: str,
+                seq_len: int = 0) -> list[Assumption]:
     """A derived ``weights_dtype`` record when a training or fine-tuning job starts from a
-    natively quantized checkpoint (``model.checkpoint`` set), and one record per caveat."""
+    natively quantized checkpoint (``model.checkpoint`` set), a ``context_limit`` record past
+    the context the model was trained for, and one record per caveat."""
     notes: list[Assumption] = []
+    preset = lookup_preset(model.model_id)
+    limit = preset.max_context if preset is not None else None
+    if limit is not None and seq_len > limit:
+        notes.append(derived(
+            "context_limit", limit, f"{model.model_id} was trained for {limit:,} tokens: a "
+            "longer context needs RoPE scaling (e.g. YaRN) in its config and quality is not "
+            "assured; vLLM refuses a longer --max-model-len unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "the model's config.json max_position_embeddings"))
     fmt = model.weight_format
     if model.checkpoint and task != "infer":
         dtype = loaded_dtype(precision, method)

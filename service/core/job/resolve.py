@@ -279,7 +279,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
     method_name = choice("method", req.method or "planner", PLANNER_METHODS)
     objective = resolve_objective(req.objective, task, method != "full", notes)
-    notes.items += model_notes(model, task, method, precision)
+    notes.items += model_notes(model, task, method, precision, seq)
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
         task=task, finetune_method=method, objective=objective, seq_len=seq,

@@ -58,6 +58,9 @@ class ModelPreset:
     # the repo's config.json names its own modelling code (``auto_map``) for a model type
     # transformers does not ship: vLLM and SGLang load it only with --trust-remote-code
     remote_code: bool = False
+    # the context the model was trained for: its config.json max_position_embeddings (Mistral
+    # Nemo's documented 128k, its config says 1,024,000); None: not recorded
+    max_context: int | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -134,6 +137,7 @@ def _preset(data: Any, family: str, where: str) -> ModelPreset:
         family=family,
         weight_format=_weight_format(data, where),
         remote_code=bool(data.get("remote_code", False)),
+        max_context=data.get("max_context"),
     )
 
 
