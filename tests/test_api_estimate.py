@@ -139,12 +139,17 @@ def test_engine_errors_are_422_too(api: TestClient) -> None:
     assert bad_arch.json()["errors"][0]["field"].startswith("arch.")
 
 
-def test_unknown_names_are_404_with_suggestions(api: TestClient) -> None:
+def test_unknown_names_are_422_naming_the_field_with_suggestions(api: TestClient) -> None:
+    """A name the catalog lacks is a bad value of the model or gpu field: 422 with the field and
+    the closest names, as every other bad field (404 is for looking up a resource by id)."""
     r = api.post("/v1/estimate", json={"model": "llama-3-8"})
-    assert r.status_code == 404 and "llama-3-8b" in r.json()["suggestions"]
+    assert r.status_code == 422 and "llama-3-8b" in r.json()["suggestions"]
     assert "Did you mean llama-3-8b" in r.json()["detail"]
+    assert r.json()["errors"][0]["field"] == "model"
     g = api.post("/v1/estimate", json={"model": "llama-3-8b", "gpu": "a100-41gb"})
-    assert g.status_code == 404 and g.json()["suggestions"]
+    assert g.status_code == 422 and g.json()["suggestions"]
+    assert g.json()["errors"][0]["field"] == "gpu"
+    assert api.get("/v1/gpus/a100-41gb").status_code == 404
 
 
 def test_bad_bodies_and_queries(api: TestClient) -> None:

@@ -57,7 +57,7 @@ def test_a_typo_gets_the_form_back_with_links_to_the_closest_names(api: TestClie
     r = api.get("/v1/estimate?model=mistrall-large-2&task=infer&seq_len=32768&gpu=h100-80gb"
                 "&gpu_count=",
                 headers=BROWSER)
-    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
     assert "value='mistrall-large-2'" in _control(r.text, "model")
     assert "aria-invalid=true" in _control(r.text, "model")
     assert "<option value='infer' selected>" in _control(r.text, "task")
@@ -117,7 +117,7 @@ def test_api_clients_still_get_problem_json(api: TestClient) -> None:
         assert r.headers["content-type"] == "application/problem+json"
         assert r.json()["errors"][0]["field"] == "seq_len"
         typo = api.get("/v1/estimate?model=mistrall-large-2", headers=headers)
-        assert typo.status_code == 404 and "mistral-large-2" in typo.json()["suggestions"]
+        assert typo.status_code == 422 and "mistral-large-2" in typo.json()["suggestions"]
 
 
 def test_the_form_leads_to_the_report(api: TestClient) -> None:

@@ -43,7 +43,7 @@ def test_a_typo_in_the_form_comes_back_as_a_page(tmp_path: Path) -> None:
                       "document.querySelector('form').submit()")
         page.wait_for("Page.loadEventFired")
         page.screenshot(shots / "form-typo-390.png")
-        assert _document_statuses(page)[-1] == 404
+        assert _document_statuses(page)[-1] == 422
         assert page.evaluate("document.querySelector('[name=model]').value") == "mistrall large 2"
         assert page.evaluate("document.querySelector('[name=task]').value") == "infer"
         assert page.evaluate("document.querySelector('[name=model]').getAttribute("
@@ -61,8 +61,8 @@ def test_a_typo_in_the_form_comes_back_as_a_page(tmp_path: Path) -> None:
         own = urlsplit(base).netloc
         assert all(urlsplit(u).netloc == own for u in page.requested_urls()
                    if u.startswith("http"))
-        # the one failed load chromium logs is the 404 page itself: a typo is a 404
-        assert [e for e in page.errors if "status of 404" not in e] == []
+        # the one failed load chromium logs is the 422 page itself: a typo is a bad value
+        assert [e for e in page.errors if "status of 422" not in e] == []
         others = [e["params"]["response"]["status"] for e in page.events
                   if e.get("method") == "Network.responseReceived"
                   and e["params"].get("type") != "Document"]

@@ -1,6 +1,6 @@
 """``GET /v1/estimate`` for a browser: the report, or, on every other outcome, the form again
 with what was typed, each problem next to its field and the closest names as links, with the
-problem's status (422 bad value, 404 unknown name, 503 registry down or planner busy). API clients never come
+problem's status (422 bad value or unknown name, 503 registry down or planner busy). API clients never come
 here: they get the problem+json of ``problems.py``."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ async def estimate_page(request: Request, svc: Services) -> Response:
     except InvalidInput as exc:
         return _form(values, [_problem(engine_error(exc))], 422)
     except UnknownName as exc:
-        return _form(values, [unknown_name(exc, request)], 404)
+        return _form(values, [unknown_name(exc, request)], 422)
     except StoreUnavailable as exc:
         seconds = max(1, round(exc.retry_after + 0.5))
         notice = (f"The model registry (Redis) is unreachable, so a registered model cannot be "

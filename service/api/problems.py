@@ -65,12 +65,21 @@ def engine_error(exc: InvalidInput) -> dict[str, str]:
 
 
 def unknown_name(exc: UnknownName, request: Request | None) -> JSONResponse:
+    """An unknown model or GPU: 404 where it names the resource looked up (``GET
+    /v1/models/{id}``, ``/v1/gpus/{id}``), else a bad value of a request field, 422 with the
+    field, the closest names and the same ``errors`` list as every other bad field."""
     hint = f" Did you mean {' or '.join(exc.suggestions)}?" if exc.suggestions else ""
     listing = "/v1/models" if exc.kind == "model" else "/v1/gpus"
-    return problem(404, f"Unknown {exc.kind}", f"unknown {exc.kind} {exc.name!r}.{hint} "
-                   f"The full list: GET {listing}.", f"unknown-{exc.kind}", request,
-                   field="model" if exc.kind == "model" else "gpu", name=exc.name,
-                   suggestions=exc.suggestions)
+    field = "model" if exc.kind == "model" else "gpu"
+    detail = f"unknown {exc.kind} {exc.name!r}.{hint} The full list: GET {listing}."
+    lookup = request is not None and request.url.path.startswith((listing + "/",))
+    error = {"field": field, "message": f"unknown {exc.kind} {exc.name!r}",
+             "accepted": ", ".join(exc.suggestions) or f"a name from GET {listing}"}
+    extra: dict[str, Any] = {"field": field, "name": exc.name, "suggestions": exc.suggestions}
+    if not lookup:
+        extra["errors"] = [error]
+    return problem(404 if lookup else 422, f"Unknown {exc.kind}", detail, f"unknown-{exc.kind}",
+                   request, **extra)
 
 
 def unavailable(exc: StoreUnavailable, request: Request | None, what: str) -> JSONResponse:
