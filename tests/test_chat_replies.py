@@ -25,7 +25,7 @@ def test_a_serving_reply_on_given_gpus_shows_the_planners_split() -> None:
     up_to = _gb(reply, r"up to ([\d,]+) concurrent")
     room = _gb(reply, r"room for ([\d,]+) concurrent")
     assert up_to == room
-    assert "As written (TP=8" in reply and "tensor parallel 8" not in reply
+    assert "The default layout (TP=8" in reply and "tensor parallel 8" not in reply
 
 
 def test_the_assumed_line_does_not_contradict_the_planned_layout() -> None:

@@ -121,6 +121,7 @@ def _taken(marked: str, at: int, end: int) -> bool:
                and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
 
 
+_NODE_AFTER = re.compile(r"^\s*(?:gpus?\s+)?(?:nodes?|boxes|servers?|machines?)\b")
 _NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?)\s+(?:of|with)\s*$")
 _MY = re.compile(r"\b(?:my|our)\s+(?:own\s+|trusty\s+|old\s+|new\s+)?$")
 
@@ -182,6 +183,12 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     if per is None and nodes is None and _MY.search(view[max(0, start - 12):start]) \
             and not _plural(view[mention.start:mention.end]):
         per = 1  # "on my 3090", "our a100": one card
+    elif per is None and nodes is None and gpu is not None and "GeForce" in find_gpu(gpu).name \
+            and not _plural(view[mention.start:mention.end]) \
+            and not _NODE_AFTER.match(view[end:end + 12]):
+        # "on rtx 3060 12gb": a desktop card named in the singular is one card (a datacenter
+        # GPU's bare name names a type: "train 70b on h100")
+        scan.add("_one_gpu", True, mention.start, mention.end, claim=False)
     # "how many nodes of 8x h100", "8xh100 boxes": the count is one node's
     per_node = bool(before and per is not None and not nodes and _NODES_OF.search(
         view[max(0, base + before.start("count") - 24):base + before.start("count")]))

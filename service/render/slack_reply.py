@@ -164,7 +164,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
                      "(host RAM, pinned)")
     if replanned and per.total != answer.per_gpu_bytes.total:
-        lines.append(f"As written ({layout_text(answer.plan)}) it would need "
+        stated = any(a.origin == "stated" and a.field in LAYOUT_FIELDS for a in answer.assumptions)
+        written = "As written" if stated else "The default layout"
+        lines.append(f"{written} ({layout_text(answer.plan)}) would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing

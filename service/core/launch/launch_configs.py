@@ -94,7 +94,9 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
              *connections), env)
         return out
     deepspeed = uses_deepspeed(layout, stack)
-    titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" else None
+    # torchtitan trains in bf16 (or fp32): not on GPUs without bf16 (V100, T4)
+    bf16 = job.gpu is None or job.gpu.bf16_dense_tflops is not None
+    titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" and bf16 else None
     if stack == "deepspeed":  # the stack's own config first: the bot posts the first
         out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
     if titan is not None:
