@@ -126,7 +126,7 @@ def test_copy_button_copies_the_block(page: Page, shots: Path) -> None:
     _open(page, shots, "serving", 1280)
     page.evaluate("document.querySelector('button.copy[data-copy=code-vllm]').click()")
     selected = page.evaluate("window.getSelection().toString()")
-    assert selected.startswith("vllm serve Qwen/Qwen2.5-72B \\\n  --tensor-parallel-size 8")
+    assert selected.startswith("vllm serve Qwen/Qwen2.5-72B-Instruct \\\n  --tensor-parallel-size 8")
     said = page.evaluate("document.querySelector('button.copy[data-copy=code-vllm]').textContent")
     assert said in ("Copied", "Selected: press Ctrl+C")
     assert page.errors == []

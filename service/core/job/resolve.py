@@ -20,7 +20,6 @@ from service.core.job.choices import (
     TASKS,
     check_recipe,
     choice,
-    llamacpp_serves,
     serving_framework,
     weight_format_of_precision,
 )
@@ -38,7 +37,7 @@ from service.core.job.spec import (
     Recompute,
     Task,
 )
-from service.core.job.training_stack import layout_stack_id, torchtitan_models
+from service.core.job.training_stack import default_framework
 from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
 from service.core.units import human_count
@@ -178,6 +177,10 @@ def _global_batch(req: EstimateRequest, par: Parallelism, task: str, notes: Note
     micro-batches per stage in a step (one micro-batch would leave the pipeline mostly idle and
     its first stage holding one micro-batch's activations, not pp of them); else 0: one
     micro-batch per data-parallel rank."""
+    micro = req.micro_batch or 1  # whatever the data-parallel size, whole micro-batches
+    if req.global_batch is not None and task != "infer" and req.global_batch % micro:
+        raise InvalidInput("global_batch", f"{req.global_batch} sequences do not split into "
+                           f"micro-batches of {micro}", f"a multiple of the micro-batch ({micro})")
     if req.global_batch is not None or par.pp == 1 or task == "infer":
         return req.global_batch or 0
     batch = (req.micro_batch or 1) * par.dp * PIPELINE_MICRO_BATCHES_PER_STAGE * par.pp
@@ -186,18 +189,6 @@ def _global_batch(req: EstimateRequest, par: Parallelism, task: str, notes: Note
                       "in all): the bubble (pp - 1) / m stays under 25%",
                       "Narayanan et al. 2021, sec. 2.2"))
     return batch
-
-
-def _default_framework(task: str, method: str, par: Parallelism, recompute: str,
-                       model_id: str, quantization: str | None) -> str:
-    """vLLM for serving (llama.cpp for GGUF files), the Trainer with peft for adapters, else
-    the stack that runs the stated layout (``training_stack.py``, the planner's rule)."""
-    if task == "infer":
-        return "llamacpp" if llamacpp_serves(None, quantization) else "vllm"
-    if method in ("lora", "qlora"):
-        return "hf"
-    return layout_stack_id(par.tp, par.pp, par.cp, par.zero_stage, recompute,
-                           model_id in torchtitan_models(), par.ep)
 
 
 FRAMEWORK_WHY = {
@@ -242,7 +233,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     precision = _precision(req, task, gpu, notes)
     optimizer = req.optimizer or "adamw"
     recompute = _recompute(req, task, method, notes)
-    framework = req.framework or _default_framework(task, method, par, recompute, model.model_id,
+    framework = req.framework or default_framework(task, method, par, recompute, model.model_id,
                                                     req.quantization)
     if task == "infer":
         serving_framework(framework)

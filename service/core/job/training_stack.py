@@ -11,6 +11,9 @@ import json
 from functools import cache
 from importlib.resources import files
 
+from service.core.job.choices import llamacpp_serves
+from service.core.job.spec import Parallelism
+
 
 @cache
 def torchtitan_models() -> dict[str, tuple[str, str]]:
@@ -35,3 +38,15 @@ def layout_stack_id(tp: int, pp: int, cp: int, zero_stage: int, recompute: str,
     if model_parallel or selective:
         return "megatron"
     return "deepspeed"
+
+
+def default_framework(task: str, method: str, par: Parallelism, recompute: str,
+                       model_id: str, quantization: str | None) -> str:
+    """vLLM for serving (llama.cpp for GGUF files), the Trainer with peft for adapters, else
+    the stack that runs the stated layout (``layout_stack_id``, the planner's rule)."""
+    if task == "infer":
+        return "llamacpp" if llamacpp_serves(None, quantization) else "vllm"
+    if method in ("lora", "qlora"):
+        return "hf"
+    return layout_stack_id(par.tp, par.pp, par.cp, par.zero_stage, recompute,
+                           model_id in torchtitan_models(), par.ep)
