@@ -221,12 +221,15 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
             fixes.append(_fix(*hit, trials))
         if step.carries:
             carried.append(step)
+    if len(fixes) >= SHOWN_FIXES:  # the answer shows no more: more GPUs are not searched
+        return fixes[0], fixes[1:SHOWN_FIXES]
     if min_gpus is not None:
         fixes += _fewer_more_gpus(resolved, gpu, count, min_gpus, carried)
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
                          f"+{min_gpus - count} GPUs; {hourly_price(gpu, min_gpus)}",
                          "more_gpus", {"gpu_count": min_gpus}))
-    fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
+    if len(fixes) < SHOWN_FIXES:  # other GPU types only when the answer has room for them
+        fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
 
 

@@ -118,7 +118,8 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
     if min_gpus is not None:
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {fit.gpus}", min_gpus, gpu.id, None,
                          hourly_price(gpu, min_gpus), "more_gpus", {"gpu_count": min_gpus}))
-    fixes += _other_gpus(job, gpu, fleet, fewest, min_gpus or fit.gpus)
+    if len(fixes) < SHOWN_FIXES:  # other GPU types only when the answer has room for them
+        fixes += _other_gpus(job, gpu, fleet, fewest, min_gpus or fit.gpus)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
 
 
