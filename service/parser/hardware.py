@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 
-from service.core.hardware.gpus import find_gpu
+from service.core.hardware.gpus import all_gpus, find_gpu
 from service.parser.binding import Item, bind, items
 from service.parser.gpu_names import GpuMention, find_gpu_names, resolve
 from service.parser.instances import find_instances
+from service.parser.normalize import safe_echo
 from service.parser.not_covered import names_uncovered_hardware
 from service.parser.numbers import COUNT, count
 from service.parser.scan import Scan
@@ -103,6 +104,20 @@ def _memory_only(scan: Scan) -> None:
         else:  # "fits on 24gb" is one card, unless a count is said elsewhere ("4 gpus with 24gb each")
             scan.add("_one_gpu", True, start, m.end(), claim=False)
         return
+
+
+def _default_variant(scan: Scan, mention: GpuMention, gpu: str) -> str:
+    """"A100" with no memory said: which variant it was read as, when the family has others of
+    another size (A100 40GB, V100 32GB, H100 NVL)."""
+    written = scan.text[mention.start:mention.end]
+    if _WITH_MEMORY.search(written.lower()):
+        return ""
+    chosen = find_gpu(gpu)
+    family = gpu.split("-")[0]
+    if not any(g.id.split("-")[0] == family and g.memory_bytes_as_sold != chosen.memory_bytes_as_sold
+               for g in all_gpus()):
+        return ""
+    return f"'{safe_echo(written.strip())}' read as {chosen.name}; say its memory if it is another"
 
 
 def _taken(marked: str, at: int, end: int) -> bool:
@@ -213,7 +228,7 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
         end += each.end()  # "8 h100s per node", "8 a100s each" ("4x 3090 (24GB each)": the memory's)
         per_node = per is not None
     if gpu is not None:
-        scan.add("gpu", gpu, mention.start, mention.end)
+        scan.add("gpu", gpu, mention.start, mention.end, _default_variant(scan, mention, gpu))
     scan.claim(start, end)
     if mention.box:  # "a DGX H100", "2 HGX B200 nodes": boxes of 8
         nodes, per = nodes or per or 1, 8

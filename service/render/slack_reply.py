@@ -80,7 +80,8 @@ def time_line(c: ComputeEntry) -> str:
     """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'."""
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
     plural = "s" if c.gpus != 1 else ""
-    return (f"*{c.days:,.1f} days*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
+    took = f"{c.days:,.1f} days" if c.days >= 1 else f"{c.days * 24:,.1f} hours"
+    return (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
             f"GPU-hours · {c.total_flops:.2g} FLOPs")
 
 
@@ -159,6 +160,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     elif answer.task != "infer" and (answer.gpu is not None or answer.plan.gpus > 1):
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
+    if answer.task != "infer" and not per.activations and "optimizer" in answer.peak_phase \
+            and shown is None:  # why a training breakdown has no activations
+        lines[-1] += " (peak at the optimizer step, after the activations are freed)"
     lines.append(band_line(answer))
     if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
