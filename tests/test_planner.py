@@ -15,8 +15,9 @@ from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.planning.layouts import nvlink_tp_domain, violations
-from service.core.planning.plan_types import Plan
+from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search_setup import build_space
+from service.core.planning.step_time import step_terms
 from service.render.cli_text import answer_text
 
 GB = 1e9
@@ -355,3 +356,18 @@ def test_a_node_sized_domain_still_ends_at_a_stated_smaller_node() -> None:
     plan = plan_of(EstimateRequest(model="llama-3.1-405b", task="infer", seq_len=8192,
                                    concurrent=16, gpu="h100-80gb", gpus_per_node=4))
     assert plan.serving is not None and plan.serving.tp <= 4
+
+
+def test_context_parallel_ranks_shard_and_reduce_like_data_parallel_ones() -> None:
+    """ZeRO shards over dp x cp (Megatron's distributed optimizer, torchtitan's FSDP mesh), and
+    the context-parallel ranks reduce their gradients: a layout with dp=1 and CP=2 says its
+    ZeRO stage and pays the data-parallel communication term."""
+    layout = Layout(gpus=2, nodes=1, dp=1, tp=1, pp=1, cp=2, ep=1, zero_stage=3,
+                    sequence_parallel=False, recompute="none", micro_batch=1, grad_accum=1,
+                    global_batch=1, offload="none")
+    assert layout.describe().startswith("ZeRO-3 + CP=2")
+    names = [name for name, _ in step_terms(layout, 8192, 8, 32)]
+    assert any(name.startswith("data-parallel") for name in names)
+    alone = replace(layout, cp=1, gpus=1, zero_stage=0)
+    assert not any(n.startswith("data-parallel") for n, _ in step_terms(alone, 8192, 8, 32))
+    assert alone.describe().startswith("one GPU")

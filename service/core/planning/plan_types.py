@@ -51,7 +51,7 @@ class Layout:
     def describe(self) -> str:
         """'ZeRO-3 + full recompute, micro-batch 1 x 32 accumulation' (the knobs people set)."""
         parts: list[str] = []
-        if self.dp > 1:
+        if self.dp > 1 or (self.cp > 1 and self.zero_stage):  # ZeRO shards over dp x cp
             parts.append(f"ZeRO-{self.zero_stage}" if self.zero_stage else "plain DDP")
         for name, value in (("TP", self.tp), ("PP", self.pp), ("CP", self.cp), ("EP", self.ep)):
             if value > 1:

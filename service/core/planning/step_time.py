@@ -68,7 +68,7 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         terms.append((f"CP={layout.cp}", 1 + CP_PER_DOUBLING * math.log2(layout.cp)))
     if layout.ep > 1:
         terms.append((f"EP={layout.ep}", 1 + EP_PER_DOUBLING * math.log2(layout.ep)))
-    if layout.dp > 1:
+    if layout.dp * layout.cp > 1:  # context-parallel ranks reduce gradients too
         spans_nodes = layout.tp * layout.cp * layout.dp > gpus_per_node
         dp = DP_INTER_NODE if spans_nodes else DP_INTRA_NODE
         if layout.zero_stage == 3:
