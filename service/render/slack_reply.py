@@ -10,6 +10,7 @@ import re
 from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
+from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
 from service.core.units import gb, gib
 from service.render.assumption_text import short_assumption
@@ -116,6 +117,20 @@ def _shape(plan: LayoutEntry) -> tuple[int, int, int]:
     return plan.gpus, plan.tp, plan.pp
 
 
+def _planner_shown(answer: Answer) -> bool:
+    """On given GPUs, whether the reply shows the planner's layout there rather than the
+    request's: training where the request's does not fit or was not set at all (fitcheck's
+    defaults, not the user's choice; the verdict is the planner's then, ``answer_verdict``),
+    serving where the planner splits the GPUs otherwise."""
+    planner = answer.planner
+    if planner is None or planner.mode != "given" or planner.layout is None:
+        return False
+    if answer.task == "infer":
+        return _shape(planner.layout.plan) != _shape(answer.plan)
+    said = any(a.origin == "stated" and a.field in LAYOUT_KNOBS for a in answer.assumptions)
+    return answer.fits is False or (not said and planner.layout.plan != answer.plan)
+
+
 def _verdict(answer: Answer) -> str:
     if answer.gpu is None and answer.planner is None:
         return (f"{answer.model} needs {gb(answer.per_gpu_bytes.total)} per GPU as stated. "
@@ -147,9 +162,7 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     # on the given GPUs where the stated layout does not fit (serving: where the planner splits
     # them otherwise), the verdict (and its band) is the planner's layout there: the one that
     # fits, or the leanest; the stated one comes after
-    replanned = planner is not None and planner.mode == "given" and planner.layout is not None \
-        and (answer.fits is False if answer.task != "infer"
-             else _shape(planner.layout.plan) != _shape(answer.plan))
+    replanned = _planner_shown(answer)
     per, budget, kind = answer.per_gpu_bytes, *budget_figure(answer)
     shown: LayoutEntry | None = None
     if replanned and planner is not None and planner.layout is not None:
@@ -171,7 +184,8 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         stated = any(a.origin == "stated" and a.field in LAYOUT_FIELDS for a in answer.assumptions)
         written = "As written" if stated else "The default layout"
         lines.append(f"{written} ({layout_text(answer.plan)}) would need "
-                     f"{gb(answer.per_gpu_bytes.total)} per GPU: over.")
+                     f"{gb(answer.per_gpu_bytes.total)} per GPU"
+                     + (": over." if answer.fits is False else ", which also fits."))
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing
         lines.insert(1, f"Note: {limit.why}")

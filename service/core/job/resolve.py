@@ -45,6 +45,11 @@ from service.core.units import human_count
 DEFAULT_SEQ_LEN = 4096
 DEFAULT_HEADROOM = 0.95  # plan to at most 95% of usable memory (fragmentation, spikes)
 DEFAULT_GPUS_PER_NODE = 8
+# the request fields that set how a training job is laid out on its GPUs (the framework alone
+# does not: each stack runs many layouts)
+LAYOUT_KNOBS = frozenset({"zero_stage", "tp", "pp", "cp", "ep", "sequence_parallel", "recompute",
+                          "micro_batch", "offload", "virtual_stages", "pp_schedule",
+                          "shard_group"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,12 @@ class ResolvedJob:
     def pinned(self, name: str) -> bool:
         """Whether the user fixed this request field (the planner keeps it)."""
         return name in self.stated
+
+    @property
+    def layout_stated(self) -> bool:
+        """Whether the user set any of the layout (else the job's layout is fitcheck's defaults,
+        and on given GPUs the planner's best layout is the answer)."""
+        return not LAYOUT_KNOBS.isdisjoint(self.stated)
 
 
 def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:

@@ -153,9 +153,10 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     gpus = layout.gpus
     gpu = job.gpu
     capacity = plan.capacity_bytes if planned and plan is not None else est.capacity_bytes
-    # the band goes with the verdict: on given GPUs where the stated layout does not fit, the
-    # verdict is the planner's layout on them (headline.answer_verdict)
-    stated_fits = bool(est.fits) and job.task != "infer"
+    # the band goes with the verdict: on given GPUs where the stated layout does not fit, or
+    # where no layout was stated (the job's is fitcheck's defaults), the verdict is the
+    # planner's layout on them (headline.answer_verdict)
+    stated_fits = bool(est.fits) and job.task != "infer" and resolved.layout_stated
     judged = plan.estimate if plan is not None and plan.mode == "given" \
         and plan.estimate is not None and not stated_fits else shown
     band = error_band(judged, capacity)
@@ -166,7 +167,7 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         gpu=gpu.id if gpu else None, gpu_name=gpu.name if gpu else None,
         gpu_usable_bytes=capacity, per_gpu_bytes=per_gpu(shown), fits=fits,
         headroom_bytes=capacity - shown.total_bytes if capacity is not None else None,
-        error_band=band, verdict=answer_verdict(est, plan) + band_note(
+        error_band=band, verdict=answer_verdict(est, plan, stated_fits) + band_note(
             band.low_bytes, band.high_bytes, band.verdict, capacity),
         min_gpus=plan.min_gpus if plan is not None and plan.mode != "catalog" else None,
         plan=layout, peak_phase=shown.peak_phase, cpu_offload_bytes=shown.cpu_offload_bytes,

@@ -80,16 +80,17 @@ def plan_verdict(plan: Plan) -> str:
     return f"Does not fit on any number of {name} GPUs"
 
 
-def answer_verdict(est: Estimate, plan: Plan | None) -> str:
+def answer_verdict(est: Estimate, plan: Plan | None, stated_fits: bool) -> str:
     """One headline for the whole answer.
 
-    Given GPUs: the stated layout's outcome, or the planner's layout on those GPUs when the
-    stated one does not fit; fewest GPUs: the planner's verdict; no GPU: the estimate's."""
+    Given GPUs: the stated layout's outcome (``stated_fits``: the user set a layout and it
+    fits), else the planner's best layout on those GPUs; fewest GPUs: the planner's verdict;
+    no GPU: the estimate's."""
     if plan is None:
         return estimate_verdict(est)
     if plan.mode == "catalog":
         return f"{estimate_verdict(est)}. {plan_verdict(plan)}"
-    if plan.mode == "given" and est.fits and plan.task != "infer":
+    if plan.mode == "given" and stated_fits and plan.task != "infer":
         return (f"Fits as stated on {gpus_phrase(est.job.parallel.gpus, plan.gpu_name, plan.gpus_per_node)}"
                 f": {gb(est.total_bytes)} of {gb(plan.capacity_bytes)} usable per GPU")
     return plan_verdict(plan)
