@@ -10,6 +10,7 @@ from service.core.report.answer_types import (
     LayoutEntry,
     PlannerEntry,
 )
+from service.core.report.headline import speaks_of_planner
 from service.core.units import gb, human_count
 from service.render.assumption_text import assumption_line
 
@@ -63,7 +64,8 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
             f"{c.days:,.1f} days on {c.gpus:,} GPUs, {c.gpu_hours:,.0f} GPU-hours{cost}"]
 
 
-def _planner_lines(p: PlannerEntry) -> list[str]:
+def _planner_lines(p: PlannerEntry, band_line: str | None) -> list[str]:
+    """``band_line``: the error band, when it is about the planner's layout."""
     title = "fewest GPUs of this type" if p.mode == "fewest" else "the given GPUs"
     lines = [f"Planner ({title}): {p.verdict}"]
     if p.stack_name:
@@ -73,6 +75,8 @@ def _planner_lines(p: PlannerEntry) -> list[str]:
         lines.append(f"{head}: {layout_text(p.layout.plan)}")
         lines += breakdown_lines(p.layout.formulas, p.layout.per_gpu_bytes.total,
                                  f"   of a {gb(p.budget_bytes)} budget")
+        if band_line is not None:
+            lines.append(band_line)
     if p.why:
         lines += ["Why:"] + [f"  - {w}" for w in p.why]
     if p.alternatives:
@@ -124,23 +128,29 @@ def answer_text(answer: Answer) -> str:
         params += f", {human_count(answer.params_trainable)} trainable"
     of = f"   of {gb(answer.gpu_usable_bytes)} usable ({answer.gpu_name})" \
         if answer.gpu_usable_bytes else ""
+    # where the verdict is the planner's layout on the given GPUs, so is the band: it goes
+    # under that layout's breakdown, and the request's own layout is labelled as stated
+    planners = speaks_of_planner(answer) and answer.planner is not None \
+        and answer.planner.layout is not None
     sections: list[list[str]] = [
         [answer.verdict],
         _seed_lines(answer.planner),
-        [params, f"Layout: {layout_text(answer.plan)}"],
+        [params, f"Layout{' as stated' if planners else ''}: {layout_text(answer.plan)}"],
         breakdown_lines(answer.formulas, answer.per_gpu_bytes.total, of),
     ]
     band = answer.error_band
-    sections[-1].append(
-        f"Likely between {gb(band.low_bytes)} and {gb(band.high_bytes)} per GPU"
-        + (f" ({band.verdict.replace('_', ' ')})" if band.verdict else "")
-        + f"; peak at: {answer.peak_phase}; band: {band.basis}")
+    band_line = (f"Likely between {gb(band.low_bytes)} and {gb(band.high_bytes)} per GPU"
+                 + (f" ({band.verdict.replace('_', ' ')})" if band.verdict else "")
+                 + ("" if planners else f"; peak at: {answer.peak_phase}")
+                 + f"; band: {band.basis}")
+    if not planners:
+        sections[-1].append(band_line)
     if answer.cpu_offload_bytes:
         sections[-1].append(f"CPU memory per GPU for offload: {gb(answer.cpu_offload_bytes)}")
     if answer.plan.max_concurrent_sequences is not None:
         sections[-1].append(f"max concurrent sequences: {answer.plan.max_concurrent_sequences:,}")
     if answer.planner is not None:
-        sections.append(_planner_lines(answer.planner))
+        sections.append(_planner_lines(answer.planner, band_line if planners else None))
     compute = _compute_lines("Compute", answer.compute) + \
         _compute_lines("Textbook 6ND", answer.compute_6nd)
     if answer.compute is not None:

@@ -10,8 +10,8 @@ import re
 from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
-from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
+from service.core.report.headline import speaks_of_planner
 from service.core.units import gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
@@ -119,16 +119,14 @@ def _shape(plan: LayoutEntry) -> tuple[int, int, int]:
 
 def _planner_shown(answer: Answer) -> bool:
     """On given GPUs, whether the reply shows the planner's layout there rather than the
-    request's: training where the request's does not fit or was not set at all (fitcheck's
-    defaults, not the user's choice; the verdict is the planner's then, ``answer_verdict``),
-    serving where the planner splits the GPUs otherwise."""
+    request's: training where the verdict is the planner's (``speaks_of_planner``), serving
+    where the planner splits the GPUs otherwise."""
     planner = answer.planner
     if planner is None or planner.mode != "given" or planner.layout is None:
         return False
     if answer.task == "infer":
         return _shape(planner.layout.plan) != _shape(answer.plan)
-    said = any(a.origin == "stated" and a.field in LAYOUT_KNOBS for a in answer.assumptions)
-    return answer.fits is False or (not said and planner.layout.plan != answer.plan)
+    return speaks_of_planner(answer)
 
 
 def _verdict(answer: Answer) -> str:

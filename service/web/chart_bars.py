@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from service.core.report.answer_types import Answer, LayoutEntry, PerGpuBytes
-from service.web.verdict_box import speaks_of_planner
+from service.core.report.headline import speaks_of_planner
 
 # The scale reaches this far past the larger of the plan and the usable memory.
 SCALE_ROOM = 1.12

@@ -6,10 +6,10 @@ from __future__ import annotations
 from html import escape
 
 from service.core.report.answer_types import Answer
+from service.core.report.headline import speaks_of_planner
 from service.render.assumption_text import assumption_line
 from service.web.chart import LABELS
 from service.web.layout import gb, gib
-from service.web.verdict_box import speaks_of_planner
 
 
 def _cell(label: str, body: str, cls: str = "") -> str:

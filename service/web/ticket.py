@@ -6,11 +6,12 @@ from __future__ import annotations
 from html import escape
 
 from service.core.report.answer_types import Answer
+from service.core.report.headline import speaks_of_planner
 from service.web.advice import fixes
 from service.web.chart_bars import layout_brief
 from service.web.launch_blocks import copy_button
 from service.web.layout import gb
-from service.web.verdict_box import BAND_WORDS, speaks_of_planner
+from service.web.verdict_box import BAND_WORDS
 
 
 def ticket_text(answer: Answer, title: str) -> str:

@@ -6,17 +6,10 @@ from __future__ import annotations
 from html import escape
 
 from service.core.report.answer_types import Answer
+from service.core.report.headline import speaks_of_planner
 from service.web.layout import gb
 
 BAND_WORDS = {"fits": "fits", "borderline": "borderline", "does_not_fit": "does not fit"}
-
-
-def speaks_of_planner(answer: Answer) -> bool:
-    """True when GPUs were given and the verdict is the planner's layout on them (the stated
-    layout does not fit, or a serving job), not the top-level figures (the request as stated)."""
-    planner = answer.planner
-    return (planner is not None and planner.mode == "given"
-            and answer.verdict.startswith(planner.verdict))
 
 
 def verdict_kind(answer: Answer) -> str:

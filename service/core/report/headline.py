@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from service.core.memory.breakdown import Estimate
 from service.core.planning.plan_types import Plan, ServingFit
+from service.core.report.answer_types import Answer
 from service.core.units import gb, gb_and_gib
 
 WHAT = {"train": "training", "finetune": "fine-tuning", "infer": "serving"}
@@ -102,3 +103,12 @@ def band_note(low: int, high: int, verdict: str | None, capacity: int | None) ->
         return ""
     return (f" (borderline: likely {low / 1e9:,.1f}-{high / 1e9:,.1f} GB against "
             f"{gb(capacity)} usable)")
+
+
+def speaks_of_planner(answer: Answer) -> bool:
+    """True when GPUs were given and the verdict is the planner's layout on them (training: the
+    stated layout does not fit, or none was stated; serving), not the top-level figures (the
+    request as stated on them)."""
+    planner = answer.planner
+    return (planner is not None and planner.mode == "given"
+            and answer.verdict.startswith(planner.verdict))
