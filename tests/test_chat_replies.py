@@ -65,3 +65,19 @@ def test_given_gpus_without_a_layout_get_the_planners_best_layout_there() -> Non
     assert "The default layout (dp=64" in reply and "which also fits" in reply
     said = ask("pretrain a 3b model on 300B tokens on 64 h100s, plain ddp zero 0").reply
     assert "*Fits as stated on 64x" in said and "The default layout" not in said
+
+
+def test_a_mac_is_not_sized_but_the_job_is_said_for_scale() -> None:
+    """Apple silicon is not modelled: the reply says so, then what the job needs on a GPU."""
+    reply = ask("m3 max macbook w/ 128GB unified memory, can it run llama 3.3 70b in 4-bit?").reply
+    assert reply.startswith("Apple silicon")
+    assert "For scale, on a GPU" in reply and "weights 39.8" in reply
+
+
+def test_a_price_per_instance_is_divided_by_its_gpus() -> None:
+    """Two p5.48xlarge (8 H100s each) at $98/h per instance: $12.25 per GPU-hour."""
+    reply = ask("cost to train a 1.3B on 100B tokens with two p5.48xlarge at $98/hr per instance?").reply
+    assert "$12.25 per GPU-hour" in reply
+    hours = _gb(reply, r"([\d,]+) GPU-hours")
+    cost = _gb(reply, r"≈\$([\d,]+)")
+    assert abs(cost - hours * 12.25) <= 12.25

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import replace
 from typing import Any
@@ -86,8 +87,14 @@ class Asker:
         if p.intent == "help":
             return AskAnswer("help", p.merged, None, reply.plain(reply.HELP))
         if p.problem is not None:
-            return AskAnswer("invalid", p.merged, None,
-                             reply.plain(f"{p.problem} {reply.HOW_TO_ASK}"))
+            text = f"{p.problem} {reply.HOW_TO_ASK}"
+            if p.hardware_problem and _has_model(p):  # what the job needs on a GPU, for scale
+                gpu_free = {k: v for k, v in p.merged.items() if k not in ("gpu", "gpu_count", "nodes")}
+                with contextlib.suppress(Refused):
+                    answer = await self.answer_fields(gpu_free)
+                    text = (f"{p.problem}\nFor scale, on a GPU: "
+                            f"{reply.estimate_reply(answer, list(p.notes))}")
+            return AskAnswer("invalid", p.merged, None, reply.plain(text))
         if p.clarify is not None and (p.unknown is not None or not _has_model(p)):
             return AskAnswer(p.intent, p.merged, None, reply.plain(p.clarify), p.clarify, notes)
         if p.intent == "compare":

@@ -72,6 +72,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         notes.append(f"an NVL{rack} rack read as its {rack} GPUs" if rack in (36, 72)
                      else f"{rack} GPUs in the NVL racks named")
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
+    rules.price_per_server(fields, scan.low, notes)
     if not how_many:
         rules.serving_gpus(fields, notes)
     if "params_b" in fields and not fields.keys() & {"model", "arch"} and compare_field is None:
@@ -88,13 +89,15 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     said = tuple(ignored)
     elsewhere = ordered.get("_not_covered")
     if elsewhere:
-        return Parsed("invalid", fields, merged, tuple(notes), problem=str(elsewhere[0]), ignored=said)
+        return Parsed("invalid", fields, merged, tuple(notes), problem=str(elsewhere[0]), ignored=said,
+                      hardware_problem=True)
     intent = _intent(cue, merged, compare_field, task)
     understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
         or bool(ordered.get("_arch_partial"))
     if cue.help and not understood:
         return Parsed("help", {}, prev, ignored=said)
-    if not prev and not compare and _off_topic(cue, fields, scan.low):
+    if not prev and (_not_sizing(cue, fields, scan.low)
+                     or (not compare and _off_topic(cue, fields, scan.low))):
         return Parsed("invalid", {}, prev, problem=rules.OFF_TOPIC, ignored=said)
     if not understood and (not cue.domain or looks_like_sql(scan.low) or ignored):
         return Parsed("invalid", {}, prev, problem=_nothing(scan, ignored), ignored=said)
@@ -157,6 +160,14 @@ _WORDS = re.compile(r"[a-z]{2,}")
 _GAMES = re.compile(r"\b(?:cyberpunk|video\s+games?|gaming|games?\b(?!\s+theory)|fps|ray[\s\-]?tracing|dlss"
                     r"|1440p|2160p|4k\s+(?:ultra|high|max)|ultra\s+settings|steam)\b")
 OFF_TOPIC_WORDS = 6
+# what a model scores, why a run's loss misbehaves, or instructions to the bot itself: questions
+# that name models and runs but ask nothing fitcheck sizes
+_NOT_SIZING = re.compile(
+    r"\b(?:mmlu|gsm8k|humaneval|benchmarks?|leaderboard|evals?\s+scores?|scores?|accuracy|perplexity"
+    r"|smarter|hallucinat\w*|loss\s+(?:spik\w*|diverg\w*|curve|is\s+nan|goes?\s+nan|explod\w*)"
+    r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
+    r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
+    r"|slack\s+token|api\s+keys?)\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
@@ -170,6 +181,11 @@ def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
             or cue.train_knob or cue.time or cue.context or fields.keys() - {"task", "model", "params_b"}:
         return False
     return len(_WORDS.findall(low)) >= OFF_TOPIC_WORDS
+
+
+def _not_sizing(cue: Cues, fields: dict[str, Any], low: str) -> bool:
+    """Scores, loss curves, the bot's own instructions: named models, but nothing to size."""
+    return bool(_NOT_SIZING.search(low)) and not (cue.memory_ask or cue.time_ask or "gpu" in fields)
 
 
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:

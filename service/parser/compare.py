@@ -24,8 +24,17 @@ _SHARED_NOUN = re.compile(
     r"precision|offload)\b", re.I)
 
 
+# "is 2x A6000 enough or do I need 4?": two counts of one GPU
+_ENOUGH_OR_MORE = re.compile(
+    r"\b(\d{1,4})\s*x?\s*([a-z][\w\-]{1,20}?(?:\s+\d{2,3}\s*gb)?)(s?)\s+(?:(?:is|are|be)\s+)?enough\s*,?\s*"
+    r"or\s+(?:do|would|will|should)\s+(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b(?!\s*(?:gb|k|b|bits?)\b)",
+    re.I)
+
+
 def expand(text: str) -> str:
-    """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun)."""
+    """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun);
+    "2x A6000 enough or do I need 4" -> "2x A6000 or 4x A6000"."""
+    text = _ENOUGH_OR_MORE.sub(lambda m: f"{m[1]}x {m[2]} or {m[4]}x {m[2]}", text)
     return _SHARED_NOUN.sub(lambda m: f"{m[1]} {m[4]} {m[2]} {m[3]} {m[4]}", text)
 _METHOD = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 
@@ -89,7 +98,8 @@ def variants(findings: list[Finding],
 
 # A follow-up that compares with the thread: "vs mi300x?", "or zero-2?", "how does it compare
 # on b200" (a bare "or" only when it opens the message: "8 gpus or so" compares nothing)
-_VERSUS_THREAD = re.compile(r"^\W*(?:or|vs\.?|versus)\b|\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bbetter\b")
+_VERSUS_THREAD = re.compile(r"^\W*(?:or|vs\.?|versus)\b|\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bbetter\b"
+                            r"|\bstacks?\s+up\b|\bagainst\s+(?:that|this|it|those|these)\b")
 
 
 def against_previous(text: str, ordered: dict[str, list[Any]],

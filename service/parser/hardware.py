@@ -61,6 +61,7 @@ _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
     r"|(?<![\w.])|(?<=\dx))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
     r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
+_COLAB = re.compile(r"\bcolab\b")  # a Colab runtime has one GPU
 _ONE_CARD = re.compile(r"\b(?:an?|one|single|1)\s+(?:single\s+)?\d{2,3}\s?(?:gb|gib|g)\s+(?:card|gpu)\b")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
                   48: "l40s-48gb", 80: "h100-80gb", 141: "h200-141gb", 192: "mi300x-192gb"}
@@ -198,11 +199,12 @@ def _counts(scan: Scan, mention: GpuMention, gpu: str | None) -> None:
     if per is None and nodes is None and _MY.search(view[max(0, start - 12):start]) \
             and not _plural(view[mention.start:mention.end]):
         per = 1  # "on my 3090", "our a100": one card
-    elif per is None and nodes is None and gpu is not None and "GeForce" in find_gpu(gpu).name \
+    elif per is None and nodes is None and gpu is not None \
+            and ("GeForce" in find_gpu(gpu).name or _COLAB.search(view)) \
             and not _plural(view[mention.start:mention.end]) \
             and not _NODE_AFTER.match(view[end:end + 12]):
-        # "on rtx 3060 12gb": a desktop card named in the singular is one card (a datacenter
-        # GPU's bare name names a type: "train 70b on h100")
+        # "on rtx 3060 12gb": a desktop card named in the singular is one card, as is a Colab
+        # runtime's (a datacenter GPU's bare name names a type: "train 70b on h100")
         scan.add("_one_gpu", True, mention.start, mention.end, claim=False)
     # "how many nodes of 8x h100", "8xh100 boxes": the count is one node's
     per_node = bool(before and per is not None and not nodes and _NODES_OF.search(

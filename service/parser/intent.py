@@ -28,8 +28,8 @@ _SERVE_SETTING = re.compile(
     r"at\s+a\s+time|awq|gptq|gguf|max_model_len|max_num_seqs|max\s+num\s+seqs|rps|"
     r"gpu[_\-]memory[_\-]utilization|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users))\b")
-_FINE_TUNED_MODEL = re.compile(r"\b(?:our|my|the|a|an|your|their|this|that)\s+(?:own\s+|custom\s+|new\s+)?"
-                               r"(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b")
+_FINE_TUNED_MODEL = re.compile(r"\b(?:(?:our|my|the|a|an|your|their|this|that)\s+"
+                               r"(?:own\s+|custom\s+|new\s+)?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b(?=\s+(?:version\s+of\s+)?[a-z])")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 # "at 32k context" with no other task word: serving's word for the length (training says seq)
 _CONTEXT = re.compile(r"\b(?:context|ctx)\b")
@@ -63,6 +63,12 @@ _HELP_PHRASE = (
 _HELP = re.compile(
     rf"^\W*(?:(?:pls|please|hey|hi)\s+)?(?:@?(?:fitcheck|bot)\W*)?{_HELP_PHRASE}"
     rf"(?:\s+(?:please|pls|fitcheck|bot|me))*(?:\W+{_HELP_PHRASE}(?:\s+(?:please|pls|fitcheck|bot|me))*)*\W*$")
+# a question about the bot itself inside a longer message ("what can you do? like what should
+# I type"): help when nothing else in it was understood (``assemble``)
+_HELP_QUESTION = re.compile(
+    r"\b(?:what\s+(?:can|do)\s+you\s+do|what\s+(?:should|do|can)\s+i\s+(?:type|say|write|ask)"
+    r"|how\s+(?:do|should|can)\s+i\s+(?:ask|use|talk\s+to|phrase|word|format)\b(?:\s+(?:you|this|it|"
+    r"the\s+bot|fitcheck|questions?))?|is\s+there\s+a\s+(?:syntax|format|template)|plain\s+english)\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"
@@ -108,13 +114,15 @@ def cues(low: str) -> Cues:
     """Intent words in the (lowercased) message."""
     serve = bool(_SERVE.search(low))
     # "our fine-tuned llama behind the chatbot": the model was fine-tuned; the job is serving it
-    tuned = _FINETUNE.search(_FINE_TUNED_MODEL.sub(" ", low) if serve else low)
+    serve_setting = bool(_SERVE_SETTING.search(low))
+    tuned = _FINETUNE.search(_FINE_TUNED_MODEL.sub(" ", low) if serve or serve_setting else low)
     return Cues(
         finetune=bool(tuned), serve=serve,
-        serve_setting=bool(_SERVE_SETTING.search(low)),
+        serve_setting=serve_setting,
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
-        compare=bool(_COMPARE.search(low)), help=bool(_HELP.match(low.strip())),
+        compare=bool(_COMPARE.search(low)),
+        help=bool(_HELP.match(low.strip()) or _HELP_QUESTION.search(low)),
         domain=bool(_DOMAIN.search(low)), context=bool(_CONTEXT.search(low)),
         memory_ask=bool(_MEMORY_ASK.search(low)), time_ask=bool(_TIME_ASK.search(low)),
     )

@@ -108,7 +108,9 @@ RULES: tuple[Rule, ...] = (
     # recompute
     _r(rf"\b{_NO}(?:full\s+)?{_CKPT}|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
-       r"\s*[=:]\s*(?:false|0)\b", "recompute", "none"),
+       r"\s*[=:]\s*(?:false|0)\b"
+       r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?none\b",  # torchtitan's toml
+       "recompute", "none"),
     # torchtune, unsloth: ``enable_activation_checkpointing=True``, ``use_gradient_checkpointing="unsloth"``
     _r(r"\b(?:enable_activation_checkpointing|use_gradient_checkpointing|fsdp_activation_checkpointing)"
        r"\s*[=:]\s*[\"']?(?:true|1|unsloth)\b",
@@ -116,6 +118,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bselective\s+(?:activation\s+)?(?:recomp\w*|checkpointing|ckpt|ac)\b|--recompute-activations\b"
        r"|\b(?:recomp\w*|activation\s+checkpointing|ac)\s*[=:]?\s*[\"']?selective\b"
        r"|recompute[\-_]granularity[\s=:\"']+selective"
+       r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?selective\b"
        r"|(?<=\bor\s)selective\b(?!\s+\w+\s+(?:of|for))|(?<=\bvs\s)selective\b",  # "full ckpt or selective"
        "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
@@ -125,6 +128,13 @@ RULES: tuple[Rule, ...] = (
        r"|attn_implementation\s*[=:]\s*[\"']?eager|\bvanilla\s+attention\b|\bnaive\s+attention\b",
        "flash_attn", False),
     _r(rf"\b{_FLASH}|--use-flash-attn\b|flash_attention_2", "flash_attn", True),
+    # a fused linear + cross-entropy kernel: the full logits are never built
+    _r(r"\b(?:no|without)\s+liger\b|\bliger(?:[\s\-_]*kernels?)?\s*(?:off|disabled|[=:]\s*false)\b"
+       r"|\buse_liger(?:_kernel)?\s*[=:]\s*false\b", "chunked_loss", False),
+    _r(r"\buse_liger(?:_kernel)?\s*[=:]\s*true\b|\bliger(?:[\s\-_]*kernels?)?\b"
+       r"|\bcut[\s\-_]*cross[\s\-_]*entropy\b|\bfused[\s\-_]*(?:linear[\s\-_]*)?cross[\s\-_]*entropy\b"
+       r"|\bchunked[\s\-_]*(?:loss|cross[\s\-_]*entropy|ce)\b", "chunked_loss", True,
+       "Liger/cut cross-entropy: a fused linear + cross-entropy kernel, no full logits"),
     # offload
     _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}", "offload", "none"),
     _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
@@ -148,6 +158,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bq([2-8])\b(?!_)", "quantization", GGUF,
        "a bare Qn read as llama.cpp's Qn_K_M (Q8_0, Q6_K)"),
     _r(r"\bgguf\b", "quantization", GGUF_DEFAULT, "GGUF read as Q4_K_M"),
+    _r(r"\bmx[\s\-_]?fp4\b", "quantization", "mxfp4"),  # OCP microscaling: gpt-oss's checkpoints
     _r(r"\bnf4\b|\bbnb[\s\-_]*4[\s\-]?bit\b|load_in_4bit\s*[=:]\s*true"
        r"|\bquantization_bit\s*[=:]\s*4\b", "quantization", "nf4"),  # LLaMA-Factory: bitsandbytes
     _r(r"load_in_8bit\s*[=:]\s*true|\bllm\.int8\b|\bquantization_bit\s*[=:]\s*8\b", "_dtype", "int8"),
@@ -189,9 +200,11 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
+    "chunked_loss": ("liger", "cross", "chunked"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
-    "quantization": ("awq", "gptq", "gguf", "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
+    "quantization": ("awq", "gptq", "gguf", "mxfp4",
+                     "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
                      "quantization_bit"),
     "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8",
                "quantization_bit"),
@@ -243,9 +256,11 @@ def find_knobs(scan: Scan) -> None:
 
 
 _TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'][^\"'\n]{0,80}[\"'])")
+# a list of attention projections: "q,k,v,o", "q_proj/v_proj", "qkv", "qkvo"
+_PROJS = r"(?:[qkvo](?:_proj)?(?:(?:\s*[,/&+]\s*|\s+)(?:and\s+)?[qkvo](?:_proj)?){1,3}|qkvo?)"
 _ATTN_ONLY = re.compile(r"\b(?:attention[\s\-]only|only\s+(?:on\s+)?(?:the\s+)?attention|"
-                        r"q[\s,/&+]*(?:and\s+)?v(?:[\s_]*proj)?\s+only"
-                        r"|only\s+q[\s,/&+]*(?:and\s+)?v|on\s+q_proj\s+and\s+v_proj)\b")
+                        rf"{_PROJS}(?:[\s_]*proj\w*)?\s+only"
+                        rf"|only\s+(?:on\s+)?(?:the\s+)?{_PROJS}|on\s+q_proj\s+and\s+v_proj)\b")
 _ALL_LINEAR = re.compile(r"\ball[\s\-_]*linear(?:\s+layers)?\b|\ball\s+(?:the\s+)?projections\b"
                          r"|\blora_target\s*[=:]\s*[\"']?all\b|\blora_target_linear\s*[=:]\s*true\b")
 _ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "query_key_value", "c_attn")

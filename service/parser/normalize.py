@@ -29,6 +29,10 @@ _SPACES = re.compile(r"[ \t\f\v]+")
 _WITHOUT = re.compile(r"\bw/o\b", re.I)  # chat shorthand: "w/o flash attn", "w/ momentum"
 _WITH = re.compile(r"\bw/(?=\s|[a-z0-9])", re.I)
 _AT_NUMBER = re.compile(r"(?<!\S)@\s*(?=\d)")
+# "global batch 512 seqs": the word after a batch size is its unit, not sequences in flight
+_BATCH_UNIT = re.compile(r"(\b(?:global|micro|mini)?[\s\-_]*batch(?:[\s\-_]*size)?(?:\s+of)?\s*[:=]?\s*"
+                         r"\d[\d,]*k?)\s+(?:seqs|sequences|samples|examples)\b"
+                         r"(?!\s+(?:of|at|with|each|x)\b)", re.I)
 _TAG = re.compile(r"(?<=[a-z0-9]):(?=\d+(?:\.\d+)?[bm]\b)", re.I)  # ollama tags: "llama3:70b"
 _TRANSLATE = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00d7": "x", "\u2013": "-",
@@ -90,6 +94,7 @@ def clean(raw: object) -> Cleaned:
     text = _WITH.sub("with ", _WITHOUT.sub("without", text))
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
+    text = _BATCH_UNIT.sub(r"\1", text)
     text = _SPACES.sub(" ", text).strip()
     return Cleaned(text, had_markup=marked or tags)
 

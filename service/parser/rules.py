@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from service.core.errors import InvalidInput
+from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
@@ -139,6 +141,33 @@ def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -
     if "gpu_count" not in fields and dp is not None and isinstance(tp, int) and isinstance(pp, int):
         fields["gpu_count"] = dp * tp * pp
         notes.append(f"{dp * tp * pp} GPUs = DP {dp} x TP {tp}" + (f" x PP {pp}" if pp > 1 else ""))
+
+
+# "$98/hr per instance": a price for a whole server, not for one of its GPUs
+_PRICE_PER_SERVER = re.compile(
+    r"\$\s?\d[\d,.]*k?\s*(?:/\s*h(?:ou)?r?|(?:per|an?)\s+h(?:ou)?r|hourly)?\s*"
+    r"(?:per|/|an?|each|for\s+(?:the|one|each|an?))\s*(?:instance|node|server|box|machine|vm)\b")
+
+
+def price_per_server(fields: dict[str, Any], low: str, notes: list[str]) -> None:
+    """A price per instance or node is divided by its GPUs (the stated layout's, else the
+    GPU type's usual server)."""
+    price = fields.get("price_per_gpu_hour")
+    if not isinstance(price, int | float) or not _PRICE_PER_SERVER.search(low):
+        return
+    count, nodes, per = fields.get("gpu_count"), fields.get("nodes"), fields.get("gpus_per_node")
+    if not isinstance(per, int):
+        if isinstance(count, int) and isinstance(nodes, int) and nodes and count % nodes == 0:
+            per = count // nodes
+        else:
+            try:
+                per = find_gpu(str(fields["gpu"])).gpus_per_node if "gpu" in fields else None
+            except (LookupError, ValueError):
+                per = None
+    if not isinstance(per, int) or per < 1:
+        return
+    fields["price_per_gpu_hour"] = round(price / per, 4)
+    notes.append(f"${price:,.2f} per server / {per} GPUs = ${price / per:,.2f} per GPU-hour")
 
 
 def serving_gpus(fields: dict[str, Any], notes: list[str]) -> None:

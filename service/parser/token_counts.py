@@ -55,14 +55,23 @@ def _prompt_and_output(ordered: dict[str, list[Any]], scan: Scan, notes: list[st
     outputs = [int(o) for o in ordered.pop("_output", []) if isinstance(o, int | float)]
     if not prompts:
         return written_as(scan, "_output") if outputs else []
+    unread: list[Finding] = []
+    if len(prompts) > 1 and outputs:  # "200k prompts ... 2k in / 512 out": the pair's prompt
+        found = [f for f in scan.findings if f.field == "_prompt" and isinstance(f.value, int | float)]
+        output = next((f for f in scan.findings if f.field == "_output"), None)
+        if found and output is not None:
+            nearest = min(found, key=lambda f: abs(f.start - output.start))
+            prompts = [int(v) for v in (nearest.value,) if isinstance(v, int | float)]
+            unread = [Finding("_unread", " ".join(scan.text[f.start:f.end].split()), f.start, f.end)
+                      for f in found if f is not nearest]
     if ordered.get("seq_len"):
         ordered["seq_len"] += [p for p in prompts if p not in ordered["seq_len"]]
-        return written_as(scan, "_output") if outputs else []
+        return unread + (written_as(scan, "_output") if outputs else [])
     total = prompts[0] + (outputs[0] if outputs else 0)
     ordered["seq_len"] = [total]
     notes.append(f"context = {prompts[0]:,} prompt + {outputs[0]:,} output = {total:,} tokens" if outputs
                  else f"{prompts[0]:,}-token prompts read as the context length (add the output length)")
-    return []
+    return unread
 
 
 def _batch_in_tokens(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:

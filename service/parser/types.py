@@ -53,3 +53,6 @@ class Parsed:
     maximize: str | None = None  # "max context", "biggest batch": the field whose limit is asked
     ignored: tuple[str, ...] = ()  # stated numbers no field took, as written ("3 epochs"): said back
     deadline_hours: float | None = None  # "in 7 days": the GPUs that finish in time are asked
+    # the problem is the hardware (a Mac, a TPU, CPUs), not the job: the job's own memory can
+    # still be said, as what a GPU would need
+    hardware_problem: bool = False

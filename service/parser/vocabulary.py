@@ -58,7 +58,11 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         weekly users, weekly active users, total users, users total, users a day, users per day,
         users daily, registered users, users a month, users per month, user base, users overall,
         people a day, people per day, people daily, customers a day, customers per day, users/day,
-        users a week, users per week, people a week
+        users a week, users per week, people a week,
+        chats a day, chats per day, chats day, chats daily, conversations a day, conversations per day,
+        conversations day, sessions a day, sessions per day, sessions day, requests a day,
+        requests per day, requests day, requests daily, queries a day, queries per day, queries day,
+        messages a day, messages per day, messages day, tickets a day, tickets per day
     """),
     ("concurrent", "A", """
         concurrency, max num seqs, max running requests, max concurrent requests, max concurrency,
@@ -182,7 +186,9 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("price_per_gpu_hour", "B", """
         per hour, per hr, an hour, a hour, hourly, per gpu hour, per gpu hr, gpu hour, gpu hr, h, hr,
-        hour, per gpu per hour, gpu h, per gpu h, hrs, hours
+        hour, per gpu per hour, gpu h, per gpu h, hrs, hours,
+        per node per hour, per node hour, per instance per hour, per instance hour,
+        per server per hour, per server hour, per machine per hour, per vm per hour
     """),
     ("price_per_gpu_hour", "A", """
         price, price per gpu hour, price per hour, cost per hour, rate
