@@ -284,3 +284,31 @@ def test_the_tool_definitions_say_where_they_come_from() -> None:
                  "sglang", "transformers_training_arguments"):
         data = tool(name)
         assert data["version"] and data["source"] and data["extracted"]
+
+
+def test_a_server_without_a_stated_concurrency_is_capped_at_its_room_not_at_one() -> None:
+    """No users given: vLLM's --max-num-seqs and SGLang's --max-running-requests are the KV
+    cache's room at the full context (a cap of 1 would serve one request at a time); a stated
+    concurrency is the cap."""
+    plan, launch = launch_of(R(model="llama-3.1-70b", task="infer", quantization="fp8",
+                               seq_len=8192, gpu="h100-80gb", gpu_count=4))
+    assert plan.serving is not None
+    room = plan.serving.max_concurrent
+    assert room > 50
+    assert _value(launch["vllm"].argv, "--max-num-seqs") == str(room)
+    assert _value(launch["sglang"].argv, "--max-running-requests") == str(room)
+    _, stated = launch_of(R(model="llama-3.1-70b", task="infer", quantization="fp8",
+                            seq_len=8192, gpu="h100-80gb", gpu_count=4, concurrent=20))
+    assert _value(stated["vllm"].argv, "--max-num-seqs") == "20"
+
+
+def test_a_preference_objective_runs_on_trl_not_megatron() -> None:
+    """Megatron-LM's pretrain_gpt.py has no DPO loss or reference model: an unstated stack for
+    DPO is the Trainer (TRL) with data parallelism; a stated Megatron stands (NeMo-RL)."""
+    answer = compute_answer(R(model="llama-3.1-8b", task="finetune", finetune_method="full",
+                              objective="dpo", seq_len=4096, gpu="h100-80gb",
+                              gpu_count=8)).answer
+    assert answer.planner is not None and answer.planner.stack == "hf"
+    assert answer.planner.layout is not None
+    assert answer.planner.layout.plan.tp == answer.planner.layout.plan.pp == 1
+    assert "megatron" not in answer.launch

@@ -261,9 +261,9 @@ SERVE_70B = EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384, 
 def test_serving_fewest_gpus_for_weights_and_kv() -> None:
     plan = plan_of(SERVE_70B)
     s = plan.serving
-    assert plan.fits and plan.gpus == 8 and s is not None and s.tp == 8
+    assert plan.fits and plan.gpus == 6 and s is not None and (s.tp, s.pp) == (2, 3)
     assert s.max_concurrent >= 50
-    assert any("fewer GPUs do not fit: on 4" in w for w in plan.why)
+    assert any("fewer GPUs do not fit: on 5" in w for w in plan.why)
     # the vLLM budget: fraction x capacity - weights - the fixed part (activation peak,
     # non-torch memory, CUDA graphs)
     cap = find_gpu("h100-80gb").memory_bytes_usable
@@ -271,12 +271,12 @@ def test_serving_fewest_gpus_for_weights_and_kv() -> None:
     budget = round(cap * 0.9) - s.weights_bytes - s.fixed_bytes
     assert s.kv_budget_bytes == budget
     assert s.max_concurrent == budget // s.kv_per_sequence_bytes
-    assert verdict_of(plan).startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 8x")
+    assert verdict_of(plan).startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 6x")
 
 
 def test_serving_concurrency_on_given_gpus() -> None:
     four = plan_of(replace(SERVE_70B, gpu_count=4))
-    assert four.mode == "given" and not four.fits and four.min_gpus == 8
+    assert four.mode == "given" and not four.fits and four.min_gpus == 6
     assert four.serving is not None and 0 < four.serving.max_concurrent < 50
     assert "Does not serve" in verdict_of(four)
     sixteen = plan_of(replace(SERVE_70B, gpu_count=16))

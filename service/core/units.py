@@ -32,3 +32,8 @@ def human_count(n: float) -> str:
             digits = 2 if scale >= 1e9 else 1
             return f"{n / scale:.{digits}f}{suffix}"
     return str(int(n))
+
+
+def counted(n: int, noun: str) -> str:
+    """'1 sequence', '12 sequences', '1,024 GPUs': a count with its noun in the right number."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

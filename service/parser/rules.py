@@ -135,8 +135,11 @@ def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -
     per, nodes = fields.get("gpus_per_node"), fields.get("nodes")
     if "gpu_count" not in fields and isinstance(per, int) and isinstance(nodes, int):
         fields["gpu_count"] = per * nodes
-        fields.pop("gpus_per_node")
         notes.append(f"{nodes} nodes x {per} GPUs = {per * nodes} GPUs")
+    count, nodes = fields.get("gpu_count"), fields.get("nodes")
+    if isinstance(count, int) and isinstance(nodes, int) and nodes > 1 and count % nodes == 0 \
+            and "gpus_per_node" not in fields:  # "2 nodes of 4x A100": nodes of 4, not the usual 8
+        fields["gpus_per_node"] = count // nodes
     tp, pp = fields.get("tp", 1), fields.get("pp", 1)
     if "gpu_count" not in fields and dp is not None and isinstance(tp, int) and isinstance(pp, int):
         fields["gpu_count"] = dp * tp * pp

@@ -11,7 +11,7 @@ from service.core.report.answer_types import (
     PlannerEntry,
 )
 from service.core.report.headline import speaks_of_planner
-from service.core.units import gb, human_count
+from service.core.units import counted, gb, human_count
 from service.render.assumption_text import assumption_line
 
 LABELS = {
@@ -25,8 +25,8 @@ UNITS_LINE = "GB = 10^9 bytes, GiB = 2^30 bytes."
 def layout_text(plan: LayoutEntry) -> str:
     """'dp=4 tp=1 pp=1 cp=1, ZeRO-3, recompute full, micro-batch 1 x 1 accumulation'."""
     if plan.context is not None:
-        return (f"TP={plan.tp}, PP={plan.pp} on {plan.gpus} GPU(s); context {plan.context:,} "
-                f"tokens, {plan.sequences} sequence(s)")
+        return (f"TP={plan.tp}, PP={plan.pp} on {counted(plan.gpus, 'GPU')}; context "
+                f"{plan.context:,} tokens, {counted(plan.sequences or 0, 'sequence')}")
     text = (f"dp={plan.dp} tp={plan.tp} pp={plan.pp} cp={plan.cp}"
             + (f" ep={plan.ep}" if plan.ep > 1 else "")
             + f", ZeRO-{plan.zero_stage}, recompute {plan.recompute}, micro-batch "

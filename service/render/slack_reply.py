@@ -12,7 +12,7 @@ from dataclasses import fields
 from service.core.job.assumptions import Assumption
 from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
 from service.core.report.headline import speaks_of_planner
-from service.core.units import gb, gib
+from service.core.units import counted, gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
 
@@ -105,7 +105,7 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         found = answer.details.get("max_concurrent_sequences")
         room = int(found) if isinstance(found, int | float) else None
     if room is not None:
-        parts.append(f"room for {room:,} concurrent sequences at {plan.context:,} tokens")
+        parts.append(f"room for {counted(room, 'concurrent sequence')} at {plan.context:,} tokens")
     return " · ".join(parts) if parts else None
 
 
@@ -181,9 +181,11 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if replanned and per.total != answer.per_gpu_bytes.total:
         stated = any(a.origin == "stated" and a.field in LAYOUT_FIELDS for a in answer.assumptions)
         written = "As written" if stated else "The default layout"
+        # against the budget the line above was (serving: vLLM's share of the memory)
+        over = answer.per_gpu_bytes.total > budget if budget else answer.fits is False
         lines.append(f"{written} ({layout_text(answer.plan)}) would need "
                      f"{gb(answer.per_gpu_bytes.total)} per GPU"
-                     + (": over." if answer.fits is False else ", which also fits."))
+                     + (": over." if over else ", which also fits."))
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing
         lines.insert(1, f"Note: {limit.why}")

@@ -60,6 +60,17 @@ def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
     return out, notes
 
 
+def _running(resolved: ResolvedJob, fit: ServingFit) -> tuple[int, tuple[str, ...]]:
+    """The server's cap on sequences in flight: the stated concurrency, else the room the KV
+    cache has at the full context (a cap of the default one sequence would serve one at a
+    time)."""
+    if resolved.pinned("concurrent") or resolved.pinned("batch") or fit.max_concurrent < 1:
+        return fit.sequences, ()
+    return max(fit.sequences, fit.max_concurrent), (
+        f"no concurrency stated: the cap on sequences in flight is the KV cache's room at "
+        f"{fit.context:,} tokens ({fit.max_concurrent:,}); shorter sequences leave room for more",)
+
+
 def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
     formats = _formats(resolved, VLLM_QUANT, VLLM_KV)
     if formats is None:
@@ -68,11 +79,12 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
     options = ["--tensor-parallel-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pipeline-parallel-size", str(fit.pp)]
-    options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(fit.sequences),
+    running, running_note = _running(resolved, fit)
+    options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(running),
                 "--gpu-memory-utilization", f"{fit.memory_fraction:.2f}", *formats[0]]
     if ref.remote_code:  # the model's own code from its repo (Moonshot's Kimi-K2 deploy guide)
         options.append("--trust-remote-code")
-    notes = [*formats[1], *model_note(ref)]
+    notes = [*formats[1], *running_note, *model_note(ref)]
     if fit.nodes > 1:
         notes.append("across nodes vLLM runs on a Ray cluster: start Ray on every node first")
     return LaunchConfig("vllm", "vLLM server", "shell", None, shell_line(head, options), None,
@@ -87,12 +99,13 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     options = ["--model-path", ref.path, "--tp-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pp-size", str(fit.pp)]
+    running, running_note = _running(resolved, fit)
     options += ["--context-length", str(fit.context), "--max-running-requests",
-                str(fit.sequences), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
+                str(running), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
                 *formats[0]]
     if ref.remote_code:
         options.append("--trust-remote-code")
-    notes = [*formats[1], *model_note(ref)]
+    notes = [*formats[1], *running_note, *model_note(ref)]
     if fit.nodes > 1:
         notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "
                      "--dist-init-addr on each")

@@ -40,7 +40,7 @@ from service.core.planning.stacks import (
     stated_stack,
     zero_stages,
 )
-from service.core.units import gb
+from service.core.units import counted, gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
 # Suggest a chunked loss when the loss's fp32 logits buffers are this share of the peak: below
@@ -226,7 +226,7 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
     if min_gpus is not None:
         fixes += _fewer_more_gpus(resolved, gpu, count, min_gpus, carried)
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {count}", min_gpus, gpu.id, None,
-                         f"+{min_gpus - count} GPUs; {hourly_price(gpu, min_gpus)}",
+                         f"+{counted(min_gpus - count, 'GPU')}; {hourly_price(gpu, min_gpus)}",
                          "more_gpus", {"gpu_count": min_gpus}))
     if len(fixes) < SHOWN_FIXES:  # other GPU types only when the answer has room for them
         fixes += other_gpus(resolved, gpu, fleet, min_gpus or count)
@@ -257,7 +257,7 @@ def _fewer_more_gpus(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int,
         fields.update(step.changes)
     return [Fix(f"{gpus}x {gpu.name} instead of {count}, with {what}: "
                 f"{hit.best.layout.describe()}", gpus, gpu.id, hit.best.total_bytes,
-                f"+{gpus - count} GPUs; {'; '.join(s.cost for s in changes)}; "
+                f"+{counted(gpus - count, 'GPU')}; {'; '.join(s.cost for s in changes)}; "
                 f"{hourly_price(gpu, gpus)}", "more_gpus", fields)]
 
 

@@ -18,6 +18,7 @@ from service.core.job.spec import Job
 from service.core.model.formats import QUANT_BITS
 from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, ServingFit, hourly_price
+from service.core.units import counted
 
 Evaluate = Callable[[Job, Gpu, int, int], ServingFit]
 Fewest = Callable[[Job, Gpu], ServingFit | None]
@@ -80,7 +81,7 @@ def _fix(steps: list[ServingStep], tail: str, fit: ServingFit, gpu: Gpu, cost: s
     merged.update(changes or {})
     what = " + ".join([s.what for s in steps] + ([tail] if tail else []))
     note = "; ".join([s.cost for s in steps] + ([cost] if cost else []))
-    room = f"room for {fit.max_concurrent:,} sequences at {fit.context:,} tokens"
+    room = f"room for {counted(fit.max_concurrent, 'sequence')} at {fit.context:,} tokens"
     return Fix(f"{what}: {room}", fit.gpus, gpu.id, fit.total_bytes, note, "serving", merged)
 
 

@@ -81,7 +81,9 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
 
 
 def counts(per_node: int) -> list[int]:
-    out = [c for c in (1, 2, 4, 8, 16, 32, 64) if c < per_node] + [per_node]
+    """Every count inside one node (6 A100s serve a 64-head model as TP=2 x PP=3), then whole
+    nodes."""
+    out = list(range(1, per_node + 1))
     nodes = 2
     while nodes * per_node <= MAX_SERVING_GPUS:
         out.append(nodes * per_node)

@@ -68,10 +68,18 @@ class ModelParallelism:
     ep: bool = True
 
 
+def _trl_only(resolved: ResolvedJob) -> bool:
+    """A preference objective (DPO, KTO, ORPO, ...) with no stated framework: TRL's trainers
+    run on the Trainer with DeepSpeed or FSDP; Megatron-LM's pretrain_gpt.py and torchtitan have
+    no preference loss or reference model (NeMo-RL's Megatron backend does: say the framework)."""
+    return resolved.job.objective != "sft" and not resolved.pinned("framework")
+
+
 def stated_stack(resolved: ResolvedJob) -> Stack | None:
-    """The stack the request fixed: a stated framework, the Trainer for adapters, or DeepSpeed
-    for a stated ZeRO-2/3 without model parallelism (how people who say "ZeRO-3" run it)."""
-    if resolved.pinned("framework") or not resolved.job.trains_all_weights:
+    """The stack the request fixed: a stated framework, the Trainer for adapters and for
+    preference objectives (TRL), or DeepSpeed for a stated ZeRO-2/3 without model parallelism
+    (how people who say "ZeRO-3" run it)."""
+    if resolved.pinned("framework") or not resolved.job.trains_all_weights or _trl_only(resolved):
         return STACKS.get(resolved.job.framework if resolved.pinned("framework") else "hf")
     model_parallel = any(resolved.pinned(k) for k in ("tp", "pp", "cp"))
     if resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage >= 2 \
@@ -84,7 +92,7 @@ def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
     """What the stated stack runs (everything when no stack is fixed); adapters run data
     parallel."""
     stack = stated_stack(resolved)
-    if not resolved.job.trains_all_weights:
+    if not resolved.job.trains_all_weights or _trl_only(resolved):
         return ModelParallelism(False, False, False, False)
     if stack is None:
         return ModelParallelism(True, True, True)

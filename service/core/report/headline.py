@@ -5,7 +5,7 @@ from __future__ import annotations
 from service.core.memory.breakdown import Estimate
 from service.core.planning.plan_types import Plan, ServingFit
 from service.core.report.answer_types import Answer
-from service.core.units import gb, gb_and_gib
+from service.core.units import counted, gb, gb_and_gib
 
 WHAT = {"train": "training", "finetune": "fine-tuning", "infer": "serving"}
 
@@ -43,10 +43,10 @@ def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
     where = f"{fit.gpus}x {name}" + (f" ({fit.nodes} nodes)" if fit.nodes > 1 else "")
     if fit.fits:
         return f"Serves {plan.model_id} at {what} on {where} ({shape}); up to " \
-               f"{fit.max_concurrent:,} concurrent sequences at {fit.context:,} tokens"
+               f"{counted(fit.max_concurrent, 'concurrent sequence')} at {fit.context:,} tokens"
     more = f"; fewest that fit: {plan.min_gpus}" if plan.min_gpus else ""
-    return f"Does not serve {what} on {where} ({shape}): room for {fit.max_concurrent:,} " \
-           f"sequences{more}"
+    return f"Does not serve {what} on {where} ({shape}): room for " \
+           f"{counted(fit.max_concurrent, 'sequence')}{more}"
 
 
 def _catalog_verdict(plan: Plan) -> str:
