@@ -16,7 +16,7 @@ from functools import lru_cache
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job
 from service.core.memory.formula import Component, component
-from service.core.memory.lora import NF4_BITS_PER_WEIGHT, lora_params
+from service.core.memory.lora import NF4_BITS_PER_WEIGHT, bnb_4bit_params, lora_params
 from service.core.memory.model_state import trainable_rank_params
 from service.core.memory.precision import (
     compute_dtype_bytes,
@@ -163,10 +163,18 @@ def gathered_layers(job: Job) -> Component:
     par = job.parallel
     sharded = par.zero_stage >= 3 and par.zero_shards > 1
     per_layer = layer_params(job.arch) / job.arch.layers / par.tp if sharded else 0
-    # FSDP-QLoRA gathers the stored 4-bit layer and dequantizes one linear at a time
-    e = NF4_BITS_PER_WEIGHT / 8 if job.finetune_method == "qlora" \
-        else compute_dtype_bytes(job.precision)
     grad = gradient_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 0
+    if job.finetune_method == "qlora":
+        # FSDP-QLoRA gathers the layer as stored (bnb_4bit_quant_storage=bf16): its NF4 linears,
+        # and in bf16 what bitsandbytes did not quantize (norms, fused routed experts), then
+        # dequantizes one linear at a time
+        nf4 = min(per_layer, bnb_4bit_params(job.arch) / job.arch.layers / par.tp) \
+            if sharded else 0
+        return component("temporary", "2 * (nf4_params * nf4_bits / 8 + other_params * 2)",
+                         "ZeRO-3 / FSDP all-gather and prefetch", "gathered layers",
+                         nf4_params=nf4, nf4_bits=NF4_BITS_PER_WEIGHT,
+                         other_params=per_layer - nf4)
+    e = compute_dtype_bytes(job.precision)
     return component("temporary", "layer_params * (2 * weight_bytes + grad_bytes)",
                      "ZeRO-3 / FSDP all-gather and prefetch", "gathered layers",
                      layer_params=per_layer, weight_bytes=e, grad_bytes=grad)
