@@ -73,6 +73,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                      else f"{rack} GPUs in the NVL racks named")
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
     rules.price_per_server(fields, scan.low, notes)
+    if compare_field != "gpu":
+        rules.mixed_fleet(fields, [(f.start, f.end, f.value) for f in scan.findings
+                                   if f.field == "_gpu_mention" and isinstance(f.value, dict)],
+                          scan.low, notes)
     if not how_many:
         rules.serving_gpus(fields, notes)
     if "params_b" in fields and not fields.keys() & {"model", "arch"} and compare_field is None:

@@ -31,8 +31,10 @@ from service.parser.scaling import find_scaling
 from service.parser.scan import Scan
 from service.parser.training_args import find_training_args
 from service.parser.types import Parsed
+from service.parser.unmodelled import find_unmodelled
 
-_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_recipes, find_models, find_knobs,
+_NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_recipes, find_unmodelled,
+                       find_models, find_knobs,
                        find_scaling, find_dataset_size, find_deadline, find_hardware,
                        find_not_covered)
 CRASH = "Sorry, I couldn't read that one."

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -171,6 +172,32 @@ def price_per_server(fields: dict[str, Any], low: str, notes: list[str]) -> None
         return
     fields["price_per_gpu_hour"] = round(price / per, 4)
     notes.append(f"${price:,.2f} per server / {per} GPUs = ${price / per:,.2f} per GPU-hour")
+
+
+# what may stand between the GPUs of one group: "2 h100 + 2 a100", "4 a100 and 4 h100"
+_TOGETHER = re.compile(r"[\s,]*(?:\+|and|&|plus|with)?[\s,]*(?:\d{1,5}\s*x?\s*)?")
+
+
+def mixed_fleet(fields: dict[str, Any], mentions: list[tuple[int, int, dict[str, Any]]],
+                low: str, notes: list[str]) -> None:
+    """"2 H100 + 2 A100" (two GPU types with their counts, joined, not compared): one job over
+    all of them is sized as the smallest memory of the group and runs at the slowest member's
+    pace (collectives wait for it), so it is read as that type times the total count.
+    ``mentions``: (start, end, the GPU and its count) in the order written."""
+    counted = [m for _, _, m in mentions if isinstance(m.get("gpu_count"), int)]
+    if len({m["gpu"] for m in counted}) < 2 or len(counted) != len(mentions):
+        return
+    if not all(_TOGETHER.fullmatch(low[a[1]:b[0]]) for a, b in itertools.pairwise(mentions)):
+        return
+    gpus = {m["gpu"]: find_gpu(str(m["gpu"])) for m in counted}
+    weakest = min(gpus.values(), key=lambda g: (g.memory_bytes_as_sold, g.fp16_dense_tflops))
+    total = sum(int(m["gpu_count"]) for m in counted)
+    named = " + ".join(f"{m['gpu_count']}x {gpus[m['gpu']].name}" for m in counted)
+    fields["gpu"], fields["gpu_count"] = weakest.id, total
+    fields.pop("nodes", None)
+    fields.pop("gpus_per_node", None)
+    notes.append(f"{named} read as {total}x {weakest.name}: a mixed group holds what its "
+                 "smallest memory holds and runs at its slowest member's pace")
 
 
 def serving_gpus(fields: dict[str, Any], notes: list[str]) -> None:

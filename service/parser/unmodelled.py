@@ -1,0 +1,31 @@
+"""Serving features fitcheck does not model, named back to the user ("I did not use: ...")
+rather than dropped: prefix caching and a shared system prompt (the KV cache is counted per
+sequence in full), speculative decoding (a draft model or EAGLE/MTP heads add weights and KV),
+and throughput or latency (fitcheck sizes memory and GPU counts, not speed).
+
+Each claims what it read, so a shared prompt's length is not taken for the context.
+"""
+
+from __future__ import annotations
+
+import re
+
+from service.parser.scan import Scan
+
+_UNMODELLED = re.compile(
+    r"\b(?:automatic\s+)?prefix[\s\-_]*cach\w*|--enable-prefix-caching\b|\bradix[\s\-_]*cache\b"
+    r"|\b(?:shared|common|same)\s+(?:\d[\d,.]*\s*k?\s*(?:-?\s*tokens?\s+)?)?(?:system\s+)?prompts?\b"
+    r"|\bspec(?:ulative)?[\s\-_]*decod\w*|\beagle[\s\-]?[23]?\b|\bmedusa\b|\bdraft[\s\-_]*models?\b")
+# serving speed; a training run's speed is its time estimate
+_SERVING_SPEED = re.compile(
+    r"\b(?:tokens?|toks?)\s*/\s*s(?:ec)?\b|\btokens?\s+(?:per|a)\s+second\b"
+    r"|\brequests?\s*/\s*s(?:ec)?\b|\brequests?\s+per\s+second\b|\bthroughput\b|\blatency\b"
+    r"|\bttft\b|\btpot\b")
+_TRAINING = re.compile(r"\b(?:train\w*|pre[\s\-]?train\w*|fine[\s\-]?tun\w*|finetun\w*|epochs?)\b")
+
+
+def find_unmodelled(scan: Scan) -> None:
+    patterns = [_UNMODELLED] + ([] if _TRAINING.search(scan.low) else [_SERVING_SPEED])
+    for pattern in patterns:
+        for m in scan.finditer(pattern):
+            scan.add("_unread", " ".join(scan.text[m.start():m.end()].split()), m.start(), m.end())
