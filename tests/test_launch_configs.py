@@ -165,11 +165,13 @@ def test_serving_commands_agree_with_the_plan(name: str) -> None:
         assert int(_value(argv, "--tensor-parallel-size") or 0) == fit.tp
         assert int(_value(argv, "--pipeline-parallel-size") or 1) == fit.pp
         assert int(_value(argv, "--max-model-len") or 0) == fit.context
-        assert int(_value(argv, "--max-num-seqs") or 0) == fit.sequences
+        assert int(_value(argv, "--max-num-seqs") or 0) == fit.per_replica
+        assert int(_value(argv, "--data-parallel-size") or 1) == fit.replicas
     if "sglang" in launch:
         argv = launch["sglang"].argv
         assert int(_value(argv, "--tp-size") or 0) == fit.tp
         assert int(_value(argv, "--context-length") or 0) == fit.context
+        assert int(_value(argv, "--dp-size") or 1) == fit.replicas
 
 
 def test_each_stack_gets_its_own_configs() -> None:

@@ -281,7 +281,8 @@ def test_serving_concurrency_on_given_gpus() -> None:
     assert "Does not serve" in verdict_of(four)
     sixteen = plan_of(replace(SERVE_70B, gpu_count=16))
     assert sixteen.serving is not None
-    assert (sixteen.serving.tp, sixteen.serving.pp) == (8, 2)
+    # two replicas of TP=8, one per node, rather than one engine of TP=8 x PP=2 across both
+    assert (sixteen.serving.replicas, sixteen.serving.tp, sixteen.serving.pp) == (2, 8, 1)
     assert sixteen.serving.max_concurrent > 2 * four.serving.max_concurrent
 
 

@@ -109,9 +109,11 @@ def test_planned_serving_layout_reports_its_own_per_gpu_figures() -> None:
         model="llama-3.1-70b", task="infer", seq_len=32768, concurrent=64,
         gpu="h100-80gb")).answer)
     lay, per = body["plan"], body["per_gpu_bytes"]
-    assert lay["tp"] * lay["pp"] == lay["gpus"] == body["min_gpus"]
+    # 16 H100s as two replicas of TP=8 (one engine would run TP=8 x PP=2 across two nodes)
+    assert lay["dp"] * lay["tp"] * lay["pp"] == lay["gpus"] == body["min_gpus"] == 16
+    assert (lay["dp"], lay["tp"], lay["pp"]) == (2, 8, 1)
     weights = estimate_of(EstimateRequest(model="llama-3.1-70b", task="infer")).per_gpu_bytes["weights"]
-    assert per["weights"] == pytest.approx(weights / lay["gpus"], rel=0.01)
+    assert per["weights"] == pytest.approx(weights / (lay["tp"] * lay["pp"]), rel=0.01)
     assert per["total"] <= 0.9 * 85e9  # within vLLM's 90% of an H100's usable memory
 
 
@@ -227,3 +229,20 @@ def test_llama_cpp_serves_the_home_setups_vllm_would_not() -> None:
                                           quantization="gguf-q4_k_m", seq_len=8192,
                                           gpu="rtx3090-24gb", gpu_count=1)).answer
     assert vllm.planner is not None and not vllm.planner.fits
+
+
+def test_a_small_model_at_high_concurrency_is_served_by_replicas_not_pipeline_stages() -> None:
+    """Llama-3.1-8B for 500 users at 2k: one engine of TP=1 x PP=3 would do, but an engineer runs
+    three replicas of one GPU (vLLM --data-parallel-size 3), each with a third of the sequences;
+    the per-GPU figures are one replica's."""
+    answer = compute_answer(EstimateRequest(model="llama-3.1-8b", task="infer", seq_len=2048,
+                                            concurrent=500, gpu="h100-80gb")).answer
+    lay = answer.plan
+    assert (answer.min_gpus, lay.dp, lay.tp, lay.pp) == (3, 3, 1, 1)
+    assert "3 replicas of TP=1" in answer.verdict
+    kv_per_sequence = answer.details["kv_bytes_per_sequence"]
+    assert isinstance(kv_per_sequence, int | float)
+    assert answer.per_gpu_bytes.kv_cache == pytest.approx(167 * kv_per_sequence, rel=0.01)
+    argv = answer.launch["vllm"].argv
+    assert argv[argv.index("--data-parallel-size") + 1] == "3"
+    assert argv[argv.index("--max-num-seqs") + 1] == "167"

@@ -95,7 +95,7 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
     plan = shown if shown is not None else answer.plan
     per_seq: object = answer.details.get("kv_bytes_per_sequence")
     if shown is not None and kv_bytes is not None and plan.sequences:
-        per_seq = kv_bytes / plan.sequences
+        per_seq = kv_bytes / -(-plan.sequences // max(1, plan.dp))  # a replica's share
     parts = []
     if isinstance(per_seq, int | float) and plan.context:
         parts.append(f"KV cache per sequence per GPU {gb(per_seq)} "

@@ -12,6 +12,7 @@ from service.core.job.resolve import ResolvedJob
 from service.core.launch.launch_shape import ModelRef, model_note, shell_line
 from service.core.launch.launch_types import LaunchConfig
 from service.core.planning.plan_types import ServingFit
+from service.core.units import counted
 
 # fitcheck quantization / KV dtype -> each server's value (absent: the server cannot load it)
 VLLM_QUANT = {"fp8": "fp8", "fp8-block": "fp8_per_block", "awq": "awq", "gptq": "gptq",
@@ -64,11 +65,22 @@ def _running(resolved: ResolvedJob, fit: ServingFit) -> tuple[int, tuple[str, ..
     """The server's cap on sequences in flight: the stated concurrency, else the room the KV
     cache has at the full context (a cap of the default one sequence would serve one at a
     time)."""
-    if resolved.pinned("concurrent") or resolved.pinned("batch") or fit.max_concurrent < 1:
-        return fit.sequences, ()
-    return max(fit.sequences, fit.max_concurrent), (
+    room = fit.max_concurrent // fit.replicas  # each replica schedules its own sequences
+    if resolved.pinned("concurrent") or resolved.pinned("batch") or room < 1:
+        return fit.per_replica, ()
+    return max(fit.per_replica, room), (
         f"no concurrency stated: the cap on sequences in flight is the KV cache's room at "
-        f"{fit.context:,} tokens ({fit.max_concurrent:,}); shorter sequences leave room for more",)
+        f"{fit.context:,} tokens ({room:,}"
+        + (" per replica" if fit.replicas > 1 else "") + "); shorter sequences leave room for more",)
+
+
+def _replicas(fit: ServingFit, flag: str) -> tuple[list[str], tuple[str, ...]]:
+    """The data-parallel flag and what running the replicas takes."""
+    if fit.replicas == 1:
+        return [], ()
+    note = (f"{fit.replicas} replicas of {counted(fit.tp * fit.pp, 'GPU')}: one server with {flag} "
+            f"{fit.replicas}, or {fit.replicas} independent servers behind a load balancer")
+    return [flag, str(fit.replicas)], (note,)
 
 
 def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
@@ -79,13 +91,15 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
     options = ["--tensor-parallel-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pipeline-parallel-size", str(fit.pp)]
+    dp_flags, dp_note = _replicas(fit, "--data-parallel-size")
+    options += dp_flags
     running, running_note = _running(resolved, fit)
     options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(running),
                 "--gpu-memory-utilization", f"{fit.memory_fraction:.2f}", *formats[0]]
     if ref.remote_code:  # the model's own code from its repo (Moonshot's Kimi-K2 deploy guide)
         options.append("--trust-remote-code")
-    notes = [*formats[1], *running_note, *model_note(ref)]
-    if fit.nodes > 1:
+    notes = [*formats[1], *dp_note, *running_note, *model_note(ref)]
+    if fit.nodes > 1 and fit.tp * fit.pp > 1 and fit.replicas == 1:
         notes.append("across nodes vLLM runs on a Ray cluster: start Ray on every node first")
     return LaunchConfig("vllm", "vLLM server", "shell", None, shell_line(head, options), None,
                         (*head, *options), tuple(notes))
@@ -99,14 +113,16 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     options = ["--model-path", ref.path, "--tp-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pp-size", str(fit.pp)]
+    dp_flags, dp_note = _replicas(fit, "--dp-size")
+    options += dp_flags
     running, running_note = _running(resolved, fit)
     options += ["--context-length", str(fit.context), "--max-running-requests",
                 str(running), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
                 *formats[0]]
     if ref.remote_code:
         options.append("--trust-remote-code")
-    notes = [*formats[1], *running_note, *model_note(ref)]
-    if fit.nodes > 1:
+    notes = [*formats[1], *dp_note, *running_note, *model_note(ref)]
+    if fit.nodes > 1 and fit.replicas == 1:
         notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "
                      "--dist-init-addr on each")
     return LaunchConfig("sglang", "SGLang server", "shell", None, shell_line(head, options),

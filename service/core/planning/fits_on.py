@@ -78,8 +78,8 @@ def fits_on_serving(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> lis
         fit, _ = fewest_serving(replace(resolved.job, gpu=gpu), gpu, per_node(resolved, gpu),
                                 budget)
         count = fit.gpus if fit else None
-        shape = (f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
-                 + f"; up to {fit.max_concurrent:,} sequences") if fit else "does not fit"
+        shape = f"{fit.shape()}; up to {fit.max_concurrent:,} sequences" if fit \
+            else "does not fit"
         rows.append(FitsOnRow(gpu.id, gpu.name, count, fit.nodes if fit else None, shape,
                               fit.total_bytes if fit else None,
                               round(gpu.memory_bytes_usable * budget.memory_fraction),

@@ -143,7 +143,8 @@ class FitsOnRow:
 
 @dataclass(frozen=True, slots=True)
 class ServingFit:
-    """Per-GPU figures of one serving layout (tp x pp GPUs, one replica)."""
+    """Per-GPU figures of one serving layout: ``replicas`` engines of tp x pp GPUs, each
+    serving its share of the sequences (``per_replica``)."""
 
     tp: int
     pp: int
@@ -159,10 +160,21 @@ class ServingFit:
     context: int
     memory_fraction: float  # the share of usable memory the server may fill
     total_bytes: int  # per GPU with the requested sequences
+    replicas: int = 1  # data-parallel engines (vLLM --data-parallel-size)
 
     @property
     def fits(self) -> bool:
         return self.max_concurrent >= self.sequences
+
+    @property
+    def per_replica(self) -> int:
+        """The sequences each replica serves (the per-GPU figures are for these)."""
+        return -(-self.sequences // self.replicas)
+
+    def shape(self) -> str:
+        """'TP=8', 'TP=2, PP=3', '2 replicas of TP=8'."""
+        one = f"TP={self.tp}" + (f", PP={self.pp}" if self.pp > 1 else "")
+        return one if self.replicas == 1 else f"{self.replicas} replicas of {one}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -150,7 +150,6 @@ def _other_gpus(job: Job, gpu: Gpu, fleet: tuple[Gpu, ...], fewest: Fewest,
         fit = fewest(replace(job, gpu=other), other)
         if fit is None:
             return None
-        shape = f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
-        return FleetFit(fit.gpus, other.gpus_per_node, shape, fit.total_bytes)
+        return FleetFit(fit.gpus, other.gpus_per_node, fit.shape(), fit.total_bytes)
 
     return fleet_moves(gpu, fleet, gpus, fit_on)

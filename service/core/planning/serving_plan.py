@@ -7,8 +7,10 @@ Layouts: tensor parallelism inside one node, or across a rack-scale NVLink domai
 ``layouts.nvlink_tp_domain``), by vLLM's head rule (``model/tensor_parallel.py``), and pipeline
 parallelism over the rest (vLLM ``pipeline_parallel_size``), each stage holding layers / pp of
 the weights and of the KV cache: on each count the largest TP that fits, and a smaller TP with
-PP where TP past the KV heads would copy the cache. One replica: the fewest GPUs, not the
-highest throughput.
+PP where TP past the KV heads would copy the cache. Where one engine would need pipeline stages
+or span nodes but data-parallel replicas of a smaller engine also serve the sequences (each its
+share), the replicas (vLLM ``--data-parallel-size``): no pipeline bubbles, no inter-node traffic.
+The count is the fewest GPUs, not the highest throughput.
 """
 
 from __future__ import annotations
@@ -42,13 +44,19 @@ def serving_budget(resolved: ResolvedJob) -> ServingBudget:
 
 
 def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
-             budget: ServingBudget) -> ServingFit:
-    share = serving_share(job, tp, pp, budget)
+             budget: ServingBudget, replicas: int = 1) -> ServingFit:
+    """One layout's figures; with replicas, each GPU's are its replica's share of the
+    sequences."""
+    per_replica = -(-job.batch // replicas)
+    share = serving_share(job if replicas == 1 else replace(job, batch=per_replica), tp, pp,
+                          budget)
     capacity = gpu.memory_bytes_usable
-    return ServingFit(tp, pp, tp * pp, node_count(tp * pp, per_node), share.weights_bytes,
+    gpus = tp * pp * replicas
+    return ServingFit(tp, pp, gpus, node_count(gpus, per_node), share.weights_bytes,
                       share.kv_per_sequence, share.workspace_bytes, share.fixed_bytes,
-                      max(0, share.room(capacity)), share.max_sequences(capacity),
-                      job.batch, job.seq_len, share.memory_fraction, share.total_bytes)
+                      max(0, share.room(capacity)), share.max_sequences(capacity) * replicas,
+                      job.batch, job.seq_len, share.memory_fraction, share.total_bytes,
+                      replicas)
 
 
 def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
@@ -69,15 +77,28 @@ def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tu
 
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
                tp: int | None = None) -> ServingFit | None:
-    """The largest TP that fits on ``gpus``; when none fits, the shape with the most room."""
+    """On ``gpus``: of the layouts that fit, one engine in a node without pipeline stages
+    first, then the largest TP, then the most replicas (``_preference``); when none fits, the
+    layout with the most room. A stated TP (and llama.cpp's layer split) is one engine."""
+    limit = serving_tp_limit(gpu, per_node)
+    fitting: list[ServingFit] = []
     roomiest: ServingFit | None = None
-    for size, pp in shapes(job, gpus, serving_tp_limit(gpu, per_node), tp):
-        fit = evaluate(job, gpu, size, pp, per_node, budget)
-        if fit.fits:
-            return fit
-        if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
-            roomiest = fit
+    for replicas in ([1] if tp else [r for r in range(1, gpus + 1) if gpus % r == 0]):
+        for size, pp in shapes(job, gpus // replicas, limit, tp):
+            fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
+            if fit.fits:
+                fitting.append(fit)
+            elif roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
+                roomiest = fit
+    if fitting:
+        return min(fitting, key=lambda f: _preference(f, per_node))
     return roomiest
+
+
+def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int, int]:
+    """Lower is better: a replica inside one node, no pipeline stages, the largest TP (the
+    lowest latency), then the most replicas."""
+    return fit.tp * fit.pp > per_node, fit.pp > 1, -fit.tp, -fit.replicas
 
 
 def counts(per_node: int) -> list[int]:
@@ -129,16 +150,17 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
                 assumptions=_assumptions(budget, gpu, job.framework == "llamacpp"))
     if chosen is None:
         return plan
-    estimate = serving_estimate(replace(job, parallel=Parallelism(tp=chosen.tp, pp=chosen.pp)),
+    estimate = serving_estimate(replace(job, batch=chosen.per_replica,
+                                        parallel=Parallelism(tp=chosen.tp, pp=chosen.pp)),
                                 budget)
     shortfall = None if chosen.fits else \
-        chosen.kv_per_sequence_bytes * chosen.sequences - chosen.kv_budget_bytes
+        chosen.kv_per_sequence_bytes * chosen.per_replica - chosen.kv_budget_bytes
     fix: Fix | None = None
     others: list[Fix] = []
     if not chosen.fits:
         fix, others = serving_fixes(
             job, gpu, chosen, plan.min_gpus, fleet,
-            lambda j, g, tp, pp: evaluate(j, g, tp, pp, per_node, budget),
+            lambda j, g, tp, pp: evaluate(j, g, tp, pp, per_node, budget, chosen.replicas),
             lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated_tp)[0])
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
@@ -173,7 +195,8 @@ def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False
                 "vLLM worker memory profiling"),
         default("plan.layout", "TP in a node, PP over the rest", "tensor parallelism inside one "
                 "node (over PCIe where the GPU has no NVLink) or one rack-scale NVLink domain, "
-                "the largest that fits; pipeline parallelism over the rest; one replica",
+                "the largest that fits; pipeline parallelism over the rest, or data-parallel "
+                "replicas where one engine would need pipeline stages or span nodes",
                 minor=True),
         default("plan.kv_cache", "full context", "KV cache counted as whole sequences at the "
                 "full context (paging only saves on shorter ones)", minor=True),
@@ -186,17 +209,16 @@ def _why(fit: ServingFit, miss: ServingFit | None, job: Job, gpu: Gpu,
     lines = [
         f"weights {gb(fit.weights_bytes)} per GPU ({job.quantization}, split {fit.gpus} ways)",
         f"KV cache {gb(fit.kv_per_sequence_bytes)} per sequence per GPU at "
-        f"{job.seq_len:,} tokens ({kv_dtype} KV); {fit.sequences} sequences need "
-        f"{gb(fit.kv_per_sequence_bytes * fit.sequences)}",
+        f"{job.seq_len:,} tokens ({kv_dtype} KV); {fit.per_replica} sequences"
+        + (f" per replica ({fit.sequences} in all)" if fit.replicas > 1 else "")
+        + f" need {gb(fit.kv_per_sequence_bytes * fit.per_replica)}",
         f"room for sequences {gb(fit.kv_budget_bytes)} per GPU = {budget.memory_fraction:.0%} x "
         f"{gb(gpu.memory_bytes_usable)} - weights - {gb(fit.fixed_bytes)} that does not grow "
         "with the sequences (working set, non-torch memory, CUDA graphs)",
         f"up to {fit.max_concurrent:,} concurrent sequences at {job.seq_len:,} tokens on "
-        f"{fit.gpus} GPU{'s' if fit.gpus > 1 else ''} (TP={fit.tp}"
-        + (f", PP={fit.pp}" if fit.pp > 1 else "") + ")",
+        f"{fit.gpus} GPU{'s' if fit.gpus > 1 else ''} ({fit.shape()})",
     ]
     if miss is not None:
-        lines.append(f"fewer GPUs do not fit: on {miss.gpus} (TP={miss.tp}"
-                     + (f", PP={miss.pp}" if miss.pp > 1 else "")
-                     + f") room for {miss.max_concurrent:,} sequences, {fit.sequences} asked")
+        lines.append(f"fewer GPUs do not fit: on {miss.gpus} ({miss.shape()}) room for "
+                     f"{miss.max_concurrent:,} sequences, {fit.sequences} asked")
     return lines

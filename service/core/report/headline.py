@@ -39,7 +39,7 @@ def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
     if fit is None:
         return f"Cannot serve {plan.model_id} on {plan.gpus or 'any number of'} {name} GPUs: " \
                "no valid tensor/pipeline split"
-    shape = f"TP={fit.tp}" + (f", PP={fit.pp}" if fit.pp > 1 else "")
+    shape = fit.shape()
     where = f"{fit.gpus}x {name}" + (f" ({fit.nodes} nodes)" if fit.nodes > 1 else "")
     if fit.fits:
         return f"Serves {plan.model_id} at {what} on {where} ({shape}); up to " \
