@@ -128,9 +128,12 @@ def _assumptions(resolved: ResolvedJob, searcher: Searcher,
                      f"plan to {resolved.headroom:.0%} of usable memory: {gb(searcher.budget)} "
                      "per GPU, room for fragmentation and spikes")]
     if not space.global_batch:
-        notes.append(default("global_batch", "not stated", "one micro-batch per data-parallel "
-                             "rank, no accumulation; with pipeline parallelism 4 x pp "
-                             "micro-batches", minor=True))
+        notes.append(default("global_batch", "one micro-batch per data-parallel rank",
+                             "per-GPU memory does not depend on gradient accumulation (with "
+                             "pipeline parallelism: 4 x pp micro-batches); give global_batch for "
+                             "the launch configs' accumulation: pretraining steps usually take "
+                             "0.5-16M tokens", "GPT-3, Brown et al. 2020, table 2.1 (0.5M-3.2M "
+                             "tokens); Llama 3, Dubey et al. 2024, sec. 3.4.1 (4M-16M tokens)"))
     if not pinned("tp"):
         notes.append(default("plan.tensor_parallel", f"within {space.nvlink_domain} GPUs",
                              "tensor parallelism only inside one NVLink domain, with sequence "
