@@ -191,6 +191,9 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
             n -= 1  # "llama 3.1 70b awq", "llama-3-8b, 4096 seq": the name ends where it resolves
         start, end = words[i].start(), words[i + n - 1].end()
         note = f"read '{_typo_word(first)}' as {family}" if typo else ""
+        named = re.findall(r"[a-z]+\d*|\d+(?:\.\d+)?", scan.low[start:end])
+        if not typo and any(w not in preset.id for w in named):  # "deepseek r1": its preset's shape
+            note = f"'{safe_echo(scan.text[start:end])}' read as {preset.id}"
         scan.add("model", preset.id, start, end, note)
         _packaging(scan, scan.low[start:end], start, end)
         return n
