@@ -131,6 +131,9 @@ RULES: tuple[Rule, ...] = (
     # a fused linear + cross-entropy kernel: the full logits are never built
     _r(r"\b(?:no|without)\s+liger\b|\bliger(?:[\s\-_]*kernels?)?\s*(?:off|disabled|[=:]\s*false)\b"
        r"|\buse_liger(?:_kernel)?\s*[=:]\s*false\b", "chunked_loss", False),
+    _r(r"(?<![/\w])unsloth\b(?![/\-_])", "chunked_loss", True,
+       "Unsloth read as its fused cross-entropy (no full logits); its offloaded checkpointing and "
+       "16-bit embeddings are not modelled, so this is an upper bound"),
     _r(r"\buse_liger(?:_kernel)?\s*[=:]\s*true\b|\bliger(?:[\s\-_]*kernels?)?\b"
        r"|\bcut[\s\-_]*cross[\s\-_]*entropy\b|\bfused[\s\-_]*(?:linear[\s\-_]*)?cross[\s\-_]*entropy\b"
        r"|\bchunked[\s\-_]*(?:loss|cross[\s\-_]*entropy|ce)\b", "chunked_loss", True,
@@ -200,7 +203,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
-    "chunked_loss": ("liger", "cross", "chunked"),
+    "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
     "quantization": ("awq", "gptq", "gguf", "mxfp4",
