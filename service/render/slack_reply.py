@@ -171,9 +171,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     elif answer.task != "infer" and (answer.gpu is not None or answer.plan.gpus > 1):
         lines.append(f"Layout: {layout_text(answer.plan)}")
     lines.append(components_line(per, budget, kind))
-    if answer.task != "infer" and not per.activations and "optimizer" in answer.peak_phase \
-            and shown is None:  # why a training breakdown has no activations
-        lines[-1] += " (peak at the optimizer step, after the activations are freed)"
+    if answer.task != "infer" and "optimizer" in answer.peak_phase \
+            and shown is None:  # why a training breakdown has (next to) no activations
+        lines[-1] += " (peak at the optimizer step, once the saved activations are freed)"
     lines.append(band_line(answer))
     if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
