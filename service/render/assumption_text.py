@@ -27,7 +27,7 @@ LABELS: dict[str, str] = {
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
     "weights_dtype": "weights loaded as",
-    "qlora.experts": "QLoRA routed experts",
+    "qlora.experts": "QLoRA routed experts", "lora.experts": "routed experts under LoRA",
     "qlora.other_params": "QLoRA embeddings, LM head and norms",
 }
 CAVEAT_LABEL = "not modelled exactly:"  # fields model.caveat.<topic> (core/job/model_notes.py)

@@ -66,6 +66,13 @@ def model_notes(model: ResolvedModel, task: str, method: str, precision: str,
             "as fused 3-D parameters, so they are not quantized and peft's "
             "prepare_model_for_kbit_training casts them to fp32 (transformers 4.x, or a stack "
             "that quantizes fused experts, holds them in NF4)", "bitsandbytes issue #1849"))
+    if method in ("lora", "qlora") and moe is not None and moe.fused_experts:
+        notes.append(derived(
+            "lora.experts", "not adapted",
+            "peft matches nn.Linear modules; transformers 5 stores routed experts as fused 3-D "
+            "parameters, so LoRA adapts attention and the dense/shared MLPs only (peft's "
+            "target_parameters adapts the experts too, with more adapter and optimizer state)",
+            "peft LoraConfig target_modules / target_parameters"))
     for caveat in model.caveats:
         notes.append(derived(f"{CAVEAT_FIELD}.{caveat.topic.replace(' ', '_')}", caveat.topic,
                              caveat.detail, CAVEATS_SOURCE))

@@ -198,8 +198,9 @@ def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False
                 "the largest that fits; pipeline parallelism over the rest, or data-parallel "
                 "replicas where one engine would need pipeline stages or span nodes",
                 minor=True),
-        default("plan.kv_cache", "full context", "KV cache counted as whole sequences at the "
-                "full context (paging only saves on shorter ones)", minor=True),
+        default("plan.kv_cache", "every sequence at the full context", "users read as "
+                "sequences in flight at once, each at the full context: an upper bound (paged "
+                "KV blocks hold shorter sequences in less)"),
     )
 
 
