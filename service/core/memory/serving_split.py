@@ -95,12 +95,21 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingS
     kv = kv_cache_share(job, tp, pp)
     per_seq = kv_cache_share(job, tp, pp, sequences=1).bytes
     chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
-    workspace = component("activations", "workspace", "vLLM profile run",
-                          f"forward workspace of one layer over {chunk:,} tokens + fp32 "
-                          "sampling logits",
-                          workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
-    fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
-                      non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
+    if job.framework == "llamacpp":  # ggml's compute buffer holds f32 intermediates
+        workspace = component(
+            "activations", "workspace_16bit * 2", "llama.cpp compute buffer (ggml, f32)",
+            f"one layer's intermediates over n_ubatch = {chunk:,} tokens, in f32",
+            workspace_16bit=forward_workspace_bytes(arch, chunk, job.batch, tp))
+        fixed = component("overhead", "non_torch + cuda_graphs", "llama.cpp: the CUDA context "
+                          "and cuBLAS, no CUDA graph pool", non_torch=budget.non_torch_bytes,
+                          cuda_graphs=budget.cuda_graph_bytes)
+    else:
+        workspace = component("activations", "workspace", "vLLM profile run",
+                              f"forward workspace of one layer over {chunk:,} tokens + fp32 "
+                              "sampling logits",
+                              workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
+        fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
+                          non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
     return ServingShare((weights, kv, workspace, fixed), weights.bytes, workspace.bytes, per_seq,
                         per_seq, workspace.bytes + fixed.bytes, budget.memory_fraction)
 
