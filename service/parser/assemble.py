@@ -100,7 +100,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         or bool(ordered.get("_arch_partial"))
     if cue.help and not understood:
         return Parsed("help", {}, prev, ignored=said)
-    if not prev and (_not_sizing(cue, fields, scan.low)
+    if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
                      or (not compare and _off_topic(cue, fields, scan.low))):
         return Parsed("invalid", {}, prev, problem=rules.OFF_TOPIC, ignored=said)
     if not understood and (not cue.domain or looks_like_sql(scan.low) or ignored):
@@ -171,20 +171,24 @@ _NOT_SIZING = re.compile(
     r"|smarter|hallucinat\w*|loss\s+(?:spik\w*|diverg\w*|curve|is\s+nan|goes?\s+nan|explod\w*)"
     r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
     r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
-    r"|slack\s+token|api\s+keys?)\b")
+    r"|slack\s+token|api\s+keys?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
+    r"|nccl\s+(?:error|timeout)|cuda\s+error(?!\W+out\s+of\s+memory))\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
     """A sentence that names a model but asks nothing about memory, GPUs or running it ("best
     prompt to get qwen to output json"), or a game's VRAM ("cyberpunk at 4k ultra on a 4090"):
     not a sizing question."""
-    if _GAMES.search(low) and not (cue.finetune or cue.serve or cue.train or "model" in fields
-                                   or "params_b" in fields):
-        return True
     if cue.domain or cue.finetune or cue.serve or cue.train or cue.serve_setting or cue.run \
             or cue.train_knob or cue.time or cue.context or fields.keys() - {"task", "model", "params_b"}:
         return False
     return len(_WORDS.findall(low)) >= OFF_TOPIC_WORDS
+
+
+def _gaming(cue: Cues, fields: dict[str, Any], low: str) -> bool:
+    """A game's VRAM ("4080 super or 5080 for gaming at 4k?"), compared or not."""
+    return bool(_GAMES.search(low)) and not (cue.finetune or cue.serve or cue.train
+                                             or "model" in fields or "params_b" in fields)
 
 
 def _not_sizing(cue: Cues, fields: dict[str, Any], low: str) -> bool:

@@ -31,10 +31,18 @@ _ENOUGH_OR_MORE = re.compile(
     re.I)
 
 
+# "A100 40GB vs 80GB": the second memory is the same GPU's other variant
+_SAME_GPU_OTHER_MEMORY = re.compile(
+    r"\b([a-z]{1,4}[\s\-]?\d{2,4}[a-z]{0,3})\s*(\d{2,3})\s*(gb|gib|g)\s+(vs\.?|versus|or)\s+"
+    r"(\d{2,3})\s*(?:gb|gib|g)\b(?!\s*(?:of\s+)?(?:ram|vram|memory))", re.I)
+
+
 def expand(text: str) -> str:
     """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun);
     "2x A6000 enough or do I need 4" -> "2x A6000 or 4x A6000"."""
     text = _ENOUGH_OR_MORE.sub(lambda m: f"{m[1]}x {m[2]} or {m[4]}x {m[2]}", text)
+    text = _SAME_GPU_OTHER_MEMORY.sub(lambda m: f"{m[1]} {m[2]}{m[3]} {m[4]} {m[1]} {m[5]}{m[3]}",
+                                      text)
     return _SHARED_NOUN.sub(lambda m: f"{m[1]} {m[4]} {m[2]} {m[3]} {m[4]}", text)
 _METHOD = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 

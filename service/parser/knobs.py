@@ -59,7 +59,8 @@ RULES: tuple[Rule, ...] = (
     _r(rf"\b{_NO}q?[\s\-]?lora\b", "finetune_method", "full", "'no LoRA' read as full fine-tuning"),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b|\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "finetune_method", "lora"),
-    _r(r"\bfull[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)|full[\s\-]?weight\s+fine"
+    _r(r"\bfull(?:y)?[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)"
+       r"|full[\s\-]?weight\s+fine"
        r"|\bfull[\s\-]*param(?:eter)?s?\b|\bfinetuning_type\s*[=:]\s*[\"']?full\b",  # LLaMA-Factory
        "finetune_method", "full"),
     _r(r"(?:^|[,;(/]|\s-)\s*full(?:\s+(?:run|tune|training))?\s*(?=[,;)/]|\s-\s|$)",
@@ -139,12 +140,19 @@ RULES: tuple[Rule, ...] = (
        r"|\bchunked[\s\-_]*(?:loss|cross[\s\-_]*entropy|ce)\b", "chunked_loss", True,
        "Liger/cut cross-entropy: a fused linear + cross-entropy kernel, no full logits"),
     # offload
-    _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}", "offload", "none"),
+    _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}"
+       r"|\bfsdp_offload_params\s*[=:]\s*false\b", "offload", "none"),
     _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
        r"|\boffload\w*\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:and|&|\+|plus)\s+(?:the\s+)?"
        r"(?:params|parameters|weights)\b"
-       r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload|\bfsdp_offload_params\s*[=:]\s*true\b",
+       r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload|\bfsdp_offload_params\s*[=:]\s*true\b"
+       # Trainer's fsdp="full_shard offload": CPUOffload(offload_params=True), the step on the CPU
+       r"|\bfsdp\s*=\s*[\"'][^\"']*\boffload\b"
+       r"|\b(?:push|move|put|keep)\s+(?:the\s+)?(?:params|parameters|weights)(?:\s+and\s+(?:the\s+)?"
+       r"optimi[sz]er(?:\s+states?)?)?\s+(?:to|on|in)\s+(?:the\s+)?(?:cpu|host|ram)\b",
        "offload", "optimizer_and_params"),
+    _r(r"\b(?:push|move|put|keep)\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:to|on|in)\s+(?:the\s+)?"
+       r"(?:cpu|host|ram)\b", "offload", "optimizer"),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
     _r(r"\binterleaved(?:[\s\-_]+(?:1f1b|pipeline|schedule|pp|virtual))?\b|\bvirtual[\s\-_]+(?:pipeline[\s\-_]+)?stages?\b"
        r"|--num-layers-per-virtual-pipeline-stage\b|--virtual-pipeline-model-parallel-size\b",

@@ -33,6 +33,16 @@ _AT_NUMBER = re.compile(r"(?<!\S)@\s*(?=\d)")
 _BATCH_UNIT = re.compile(r"(\b(?:global|micro|mini)?[\s\-_]*batch(?:[\s\-_]*size)?(?:\s+of)?\s*[:=]?\s*"
                          r"\d[\d,]*k?)\s+(?:seqs|sequences|samples|examples)\b"
                          r"(?!\s+(?:of|at|with|each|x)\b)", re.I)
+# numbers as people write them, in the form the readers take
+_POWER_OF_TWO = re.compile(r"\b2\s*\^\s*(1\d|2[0-4])\b")  # "context 2^15"
+_DECIMAL_COMMA = re.compile(r"\b(\d),(\d{1,2})\s*([kmbt])\b", re.I)  # "1,5T tokens"
+_SPACED_THOUSANDS = re.compile(r"\b(\d{1,3}) (\d{3})(?=\s*-?\s*(?:tokens?|ctx|context)\b)", re.I)
+_HALF_A = re.compile(r"\bhalf\s+an?\s+(trillion|billion|million)\b", re.I)  # "half a trillion"
+_ONE_A = re.compile(r"\ba\s+(trillion|billion)\s+(?=tokens?\b)", re.I)  # "a trillion tokens"
+_N_TOKEN = re.compile(r"(\d[\d.,]*\s*[kmbt])-token\b", re.I)  # "a 400M-token dataset"
+_DOLLARS_AFTER = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)\s*(?:\$|usd)\s*(?=/|per\b|an?\s+h|hourly)", re.I)
+_PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:ou)?rs?\b)", re.I)
+_RANK_OF_PROCESS = re.compile(r"\b(?:machine|local|node|global|process)[\s_\-]?rank\s*[:=]?\s*\d+", re.I)
 _TAG = re.compile(r"(?<=[a-z0-9]):(?=\d+(?:\.\d+)?[bm]\b)", re.I)  # ollama tags: "llama3:70b"
 _TRANSLATE = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00d7": "x", "\u2013": "-",
@@ -95,8 +105,24 @@ def clean(raw: object) -> Cleaned:
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
     text = _BATCH_UNIT.sub(r"\1", text)
+    text = _numbers_as_written(text)
     text = _SPACES.sub(" ", text).strip()
     return Cleaned(text, had_markup=marked or tags)
+
+
+def _numbers_as_written(text: str) -> str:
+    """'2^15' -> '32768', '1,5T' -> '1.5T', '128 000 tokens' -> '128000 tokens', 'half a
+    trillion' -> '0.5 trillion', '400M-token' -> '400M tokens', '1.10 $/h' and '2.4/gpu-hr' ->
+    '$1.10/h', '$2.4/gpu-hr'; a process's rank ('machine_rank: 0') is not a LoRA rank."""
+    text = _POWER_OF_TWO.sub(lambda m: str(2 ** int(m[1])), text)
+    text = _DECIMAL_COMMA.sub(r"\1.\2\3", text)
+    text = _SPACED_THOUSANDS.sub(r"\1\2", text)
+    text = _HALF_A.sub(r"0.5 \1", text)
+    text = _ONE_A.sub(r"1 \1 ", text)
+    text = _N_TOKEN.sub(r"\1 tokens", text)
+    text = _DOLLARS_AFTER.sub(r"$\1", text)
+    text = _PER_GPU_HOUR.sub(r"$\1", text)
+    return _RANK_OF_PROCESS.sub(" ", text)
 
 
 def safe_echo(text: str, limit: int = 40) -> str:

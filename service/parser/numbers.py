@@ -14,7 +14,7 @@ WORDS: dict[str, int] = {
     "twin": 2, "quad": 4,
 }
 WORD = "|".join(sorted((re.escape(w) for w in WORDS), key=len, reverse=True))
-COUNT = rf"(?:\d+|{WORD})"
+COUNT = rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+|{WORD})"  # "16,384 H100s"
 
 
 def to_float(text: str) -> float | None:

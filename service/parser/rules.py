@@ -150,7 +150,10 @@ def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -
 # "$98/hr per instance": a price for a whole server, not for one of its GPUs
 _PRICE_PER_SERVER = re.compile(
     r"\$\s?\d[\d,.]*k?\s*(?:/\s*h(?:ou)?r?|(?:per|an?)\s+h(?:ou)?r|hourly)?\s*"
-    r"(?:per|/|an?|each|for\s+(?:the|one|each|an?))\s*(?:instance|node|server|box|machine|vm)\b")
+    r"(?:per|/|an?|each|for\s+(?:the|one|each|an?))\s*(?:instance|node|server|box|machine|vm)\b"
+    # or said of a cloud instance by name: "p5.48xlarge is $98.32/hr"
+    r"|\b[a-z]\d[a-z\d\-]*\.\d*x?large\s+(?:is|costs?|at|runs?|=|@|for)?\s*(?:about\s+|~)?\$"
+    r"|\ba[23]-\w+gpu-\d+g\s+(?:is|costs?|at|=|@)?\s*(?:about\s+|~)?\$")
 
 
 def price_per_server(fields: dict[str, Any], low: str, notes: list[str]) -> None:
