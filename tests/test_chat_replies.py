@@ -81,3 +81,16 @@ def test_a_price_per_instance_is_divided_by_its_gpus() -> None:
     hours = _gb(reply, r"([\d,]+) GPU-hours")
     cost = _gb(reply, r"≈\$([\d,]+)")
     assert abs(cost - hours * 12.25) <= 12.25
+
+
+def test_cheaper_option_in_a_thread_lists_the_cheapest_gpu_types_that_fit() -> None:
+    """"cheaper option?" after a serving answer: the thread's job on every catalog GPU type,
+    the cheapest per hour first, each row a count that fits."""
+    previous = {"model": "llama-3.1-8b", "task": "finetune", "finetune_method": "lora",
+                "gpu": "a100-80gb", "gpu_count": 1, "seq_len": 4096}
+    result = ask("any cheaper option?", previous)
+    assert result.reply.startswith("*Cheapest per hour for llama-3.1-8b:")
+    prices = [float(p.replace(",", "")) for p in re.findall(r"• \d+x [^:]+: ≈\$([\d,.]+)/h",
+                                                             result.reply)]
+    assert len(prices) == 3 and prices == sorted(prices)
+    assert "plain DDP" not in result.reply

@@ -68,11 +68,12 @@ class Asker:
         except (InvalidInput, UnknownName, TypeError, ValueError):
             return None
 
-    async def answer_fields(self, fields: dict[str, Any]) -> Answer:
-        """The answer for parsed fields; ``Refused`` when the engine cannot answer them."""
+    async def answer_fields(self, fields: dict[str, Any], fits_on: bool = False) -> Answer:
+        """The answer for parsed fields (``fits_on``: with the table of every GPU type);
+        ``Refused`` when the engine cannot answer them."""
         try:
             request = EstimateRequest(**{k: v for k, v in fields.items() if k in request_fields()})
-            return await self.estimates.answer(request, self.base_url)
+            return await self.estimates.answer(request, self.base_url, fits_on=fits_on)
         except InvalidInput as exc:
             field = exc.field.split(".", 1)[0]
             raise Refused(invalid_sentence(exc), field if field in request_fields() else None,
@@ -100,7 +101,7 @@ class Asker:
         if p.intent == "compare":
             return await self._compare(p, notes)
         try:
-            answer = await self.answer_fields(p.merged)
+            answer = await self.answer_fields(p.merged, fits_on=p.cheapest)
         except Refused as exc:
             parsed = {k: v for k, v in p.merged.items() if k != exc.field}
             if exc.unknown:
@@ -113,8 +114,9 @@ class Asker:
             deadline = await deadline_fit(self.answer_fields, p.merged, answer, p.deadline_hours)
             answer = deadline.answer or answer
             prefix = reply.plain(deadline.line) + "\n" if deadline.line else ""
-        text = prefix + reply.estimate_reply(answer, notes, ignored,
-                                             time_first=p.intent == "time_cost")
+        text = prefix + (reply.cheapest_reply(answer, notes) if p.cheapest else
+                         reply.estimate_reply(answer, notes, ignored,
+                                              time_first=p.intent == "time_cost"))
         text += await self._qlora_tip(p, answer)
         limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:

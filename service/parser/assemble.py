@@ -98,6 +98,9 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     intent = _intent(cue, merged, compare_field, task)
     understood = bool(fields.keys() - {"task"}) or unknown is not None or bool(compare) \
         or bool(ordered.get("_arch_partial"))
+    if prev and not understood and _CHEAPER.search(scan.low):  # "cheaper option?" in a thread
+        kept = {k: v for k, v in prev.items() if k not in _HARDWARE}
+        return Parsed(str(prev.get("task") or task), {}, kept, ignored=said, cheapest=True)
     if cue.help and not understood:
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -164,6 +167,10 @@ _WORDS = re.compile(r"[a-z]{2,}")
 _GAMES = re.compile(r"\b(?:cyberpunk|video\s+games?|gaming|games?\b(?!\s+theory)|fps|ray[\s\-]?tracing|dlss"
                     r"|1440p|2160p|4k\s+(?:ultra|high|max)|ultra\s+settings|steam)\b")
 OFF_TOPIC_WORDS = 6
+_CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|other\s+(?:gpus?|options?|cards?)"
+                      r"|alternatives?)\b")
+# what a thread's "cheaper option?" lets go of: the GPU type, how many, and how they are split
+_HARDWARE = ("gpu", "gpu_count", "nodes", "gpus_per_node", "tp", "pp", "cp", "ep")
 # what a model scores, why a run's loss misbehaves, or instructions to the bot itself: questions
 # that name models and runs but ask nothing fitcheck sizes
 _NOT_SIZING = re.compile(

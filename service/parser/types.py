@@ -56,3 +56,4 @@ class Parsed:
     # the problem is the hardware (a Mac, a TPU, CPUs), not the job: the job's own memory can
     # still be said, as what a GPU would need
     hardware_problem: bool = False
+    cheapest: bool = False  # "cheaper option?": the job on every GPU type, cheapest per hour first
