@@ -166,12 +166,14 @@ def test_serving_commands_agree_with_the_plan(name: str) -> None:
         assert int(_value(argv, "--pipeline-parallel-size") or 1) == fit.pp
         assert int(_value(argv, "--max-model-len") or 0) == fit.context
         assert int(_value(argv, "--max-num-seqs") or 0) == fit.per_replica
-        assert int(_value(argv, "--data-parallel-size") or 1) == fit.replicas
+        # replicas in one node: one server with --data-parallel-size; across nodes, one per replica
+        assert int(_value(argv, "--data-parallel-size") or 1) == (fit.replicas if fit.nodes == 1
+                                                                  else 1)
     if "sglang" in launch:
         argv = launch["sglang"].argv
         assert int(_value(argv, "--tp-size") or 0) == fit.tp
         assert int(_value(argv, "--context-length") or 0) == fit.context
-        assert int(_value(argv, "--dp-size") or 1) == fit.replicas
+        assert int(_value(argv, "--dp-size") or 1) == (fit.replicas if fit.nodes == 1 else 1)
 
 
 def test_each_stack_gets_its_own_configs() -> None:
@@ -314,3 +316,12 @@ def test_a_preference_objective_runs_on_trl_not_megatron() -> None:
     assert answer.planner.layout is not None
     assert answer.planner.layout.plan.tp == answer.planner.layout.plan.pp == 1
     assert "megatron" not in answer.launch
+
+
+def test_an_8_bit_optimizer_is_planned_on_the_trainer_not_megatron_or_torchtitan() -> None:
+    """Megatron-LM and torchtitan build their own 32-bit Adam: a bitsandbytes 8-bit AdamW (with
+    no stated framework) runs on the Trainer, data parallel, and only its configs are given."""
+    answer = compute_answer(R(model="llama-3.1-70b", task="train", seq_len=4096,
+                              optimizer="adamw_8bit", gpu="h100-80gb", gpu_count=16)).answer
+    assert answer.planner is not None and answer.planner.stack == "hf"
+    assert not {"megatron", "torchtitan"} & set(answer.launch)

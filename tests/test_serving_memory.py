@@ -121,7 +121,7 @@ def test_a_stated_tensor_parallel_size_stays_fixed_in_the_serving_plan() -> None
     plan = plan_of(EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=32768,
                                      concurrent=64, tp=4, gpu="h100-80gb"))
     assert plan.fits and plan.serving is not None and plan.serving.tp == 4
-    assert plan.gpus == 4 * plan.serving.pp
+    assert plan.gpus == 4 * plan.serving.pp * plan.serving.replicas
 
 
 def test_fp8_checkpoints_are_served_in_fp8_unless_asked_otherwise() -> None:
@@ -246,3 +246,17 @@ def test_a_small_model_at_high_concurrency_is_served_by_replicas_not_pipeline_st
     argv = answer.launch["vllm"].argv
     assert argv[argv.index("--data-parallel-size") + 1] == "3"
     assert argv[argv.index("--max-num-seqs") + 1] == "167"
+
+
+def test_a_stated_tp_on_more_gpus_runs_replicas_each_with_its_share() -> None:
+    """Llama-3.2-1B with tp=1 on 16 A10Gs for 2,000 users: 16 replicas of one GPU, each with
+    125 sequences (the stated layout was charged all 2,000 on every GPU: 274 GB, 'over');
+    across 4 nodes, one server per replica."""
+    answer = compute_answer(EstimateRequest(model="llama-3.2-1b", task="infer", tp=1,
+                                            concurrent=2000, gpu="a10g-24gb",
+                                            gpu_count=16)).answer
+    assert answer.fits and (answer.plan.dp, answer.plan.tp, answer.plan.pp) == (16, 1, 1)
+    assert answer.per_gpu_bytes.total < 24e9
+    argv = answer.launch["vllm"].argv
+    assert "--data-parallel-size" not in argv and "--pipeline-parallel-size" not in argv
+    assert argv[argv.index("--max-num-seqs") + 1] == "125"

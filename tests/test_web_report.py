@@ -124,9 +124,12 @@ def test_the_fix_and_the_next_two_with_their_costs_and_links() -> None:
     assert len(links) == 3
     first = parse_qs(urlsplit(links[0]).query)
     assert first["offload"] == ["optimizer_and_params"] and first["model"] == ["llama-3.1-70b"]
-    second = parse_qs(urlsplit(links[1]).query)  # more A100s, fewer with 8-bit AdamW
-    assert second["gpu_count"] == ["24"] and second["optimizer"] == ["adamw_8bit"]
-    assert parse_qs(urlsplit(links[2]).query)["gpu_count"] == ["32"]
+    # more A100s (8-bit AdamW runs data-parallel only, on the Trainer: no fewer GPUs), then the
+    # team's larger A100s
+    second = parse_qs(urlsplit(links[1]).query)
+    assert second["gpu_count"] == ["32"] and "optimizer" not in second
+    third = parse_qs(urlsplit(links[2]).query)
+    assert third["gpu"] == ["a100-80gb"] and third["gpu_count"] == ["16"]
     assert changed_link(None, {"gpu_count": 2}) is None
     assert changed_link("http://h/v1/estimate?model=x&tokens=1e12", {"flash_attn": False,
                                                                     "tokens": 2e12}) == \

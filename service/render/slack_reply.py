@@ -105,7 +105,8 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         found = answer.details.get("max_concurrent_sequences")
         room = int(found) if isinstance(found, int | float) else None
     if room is not None:
-        parts.append(f"room for {counted(room, 'concurrent sequence')} at {plan.context:,} tokens")
+        parts.append(f"room for {counted(room, 'concurrent sequence')} at {plan.context:,} tokens"
+                     + (f" on {plan.dp} replicas" if plan.dp > 1 else ""))
     return " · ".join(parts) if parts else None
 
 

@@ -75,12 +75,18 @@ def _running(resolved: ResolvedJob, fit: ServingFit) -> tuple[int, tuple[str, ..
 
 
 def _replicas(fit: ServingFit, flag: str) -> tuple[list[str], tuple[str, ...]]:
-    """The data-parallel flag and what running the replicas takes."""
+    """The data-parallel flag when the replicas share one node, else one server per replica
+    (a multi-node data-parallel launch needs per-node ranks and addresses: independent servers
+    behind a load balancer do the same job)."""
     if fit.replicas == 1:
         return [], ()
-    note = (f"{fit.replicas} replicas of {counted(fit.tp * fit.pp, 'GPU')}: one server with {flag} "
-            f"{fit.replicas}, or {fit.replicas} independent servers behind a load balancer")
-    return [flag, str(fit.replicas)], (note,)
+    size = counted(fit.tp * fit.pp, "GPU")
+    if fit.nodes > 1:
+        return [], (f"{fit.replicas} replicas of {size}: run this command once per replica "
+                    "(on its own GPUs, e.g. CUDA_VISIBLE_DEVICES) behind a load balancer",)
+    return [flag, str(fit.replicas)], (
+        f"{fit.replicas} replicas of {size}: one server with {flag} {fit.replicas}, or "
+        f"{fit.replicas} independent servers behind a load balancer",)
 
 
 def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:

@@ -17,7 +17,7 @@ from service.core.planning.layouts import SearchSpace, node_count
 from service.core.planning.plan_types import Candidate, FitsOnRow
 from service.core.planning.search import ShapeProbes, fewest, states_lower_bound
 from service.core.planning.search_setup import budget_bytes, build_space, make_searcher, per_node
-from service.core.planning.serving_plan import fewest_serving, serving_budget
+from service.core.planning.serving_plan import fewest_serving, serving_budget, stated_shape
 
 
 def _price(gpu: Gpu, count: int | None) -> float | None:
@@ -76,7 +76,7 @@ def fits_on_serving(resolved: ResolvedJob, gpus: list[Gpu] | None = None) -> lis
     rows: list[FitsOnRow] = []
     for gpu in gpus if gpus is not None else all_gpus():
         fit, _ = fewest_serving(replace(resolved.job, gpu=gpu), gpu, per_node(resolved, gpu),
-                                budget)
+                                budget, stated_shape(resolved))
         count = fit.gpus if fit else None
         shape = f"{fit.shape()}; up to {fit.max_concurrent:,} sequences" if fit \
             else "does not fit"

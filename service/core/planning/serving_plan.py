@@ -15,7 +15,7 @@ The count is the fewest GPUs, not the highest throughput.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default
@@ -75,16 +75,36 @@ def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tu
     return [(size, gpus // size) for size in options if gpus // size <= arch.layers]
 
 
+@dataclass(frozen=True, slots=True)
+class StatedShape:
+    """What the request fixed of a serving layout: TP and PP sizes, and whether replicas may
+    be run (llama.cpp splits layers over its GPUs in one server)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    replicas: bool = True
+
+
+def stated_shape(resolved: ResolvedJob) -> StatedShape:
+    if resolved.job.framework == "llamacpp":  # --split-mode layer: one server, no TP
+        return StatedShape(tp=1, replicas=False)
+    par = resolved.job.parallel
+    return StatedShape(par.tp if resolved.pinned("tp") else None,
+                       par.pp if resolved.pinned("pp") else None)
+
+
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
-               tp: int | None = None) -> ServingFit | None:
+               stated: StatedShape = StatedShape()) -> ServingFit | None:
     """On ``gpus``: of the layouts that fit, one engine in a node without pipeline stages
     first, then the largest TP, then the most replicas (``_preference``); when none fits, the
-    layout with the most room. A stated TP (and llama.cpp's layer split) is one engine."""
+    layout with the most room. What the request fixed stays (``StatedShape``)."""
     limit = serving_tp_limit(gpu, per_node)
     fitting: list[ServingFit] = []
     roomiest: ServingFit | None = None
-    for replicas in ([1] if tp else [r for r in range(1, gpus + 1) if gpus % r == 0]):
-        for size, pp in shapes(job, gpus // replicas, limit, tp):
+    for replicas in [r for r in range(1, gpus + 1) if gpus % r == 0] if stated.replicas else [1]:
+        for size, pp in shapes(job, gpus // replicas, limit, stated.tp):
+            if stated.pp is not None and pp != stated.pp:
+                continue
             fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
             if fit.fits:
                 fitting.append(fit)
@@ -113,11 +133,12 @@ def counts(per_node: int) -> list[int]:
 
 
 def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
-                   tp: int | None = None) -> tuple[ServingFit | None, ServingFit | None]:
-    """(first layout that fits, the one just below it); a stated ``tp`` stays fixed."""
+                   stated: StatedShape = StatedShape()
+                   ) -> tuple[ServingFit | None, ServingFit | None]:
+    """(first layout that fits, the one just below it); what the request fixed stays."""
     miss: ServingFit | None = None
     for count in counts(per_node):
-        fit = best_shape(job, gpu, count, per_node, budget, tp)
+        fit = best_shape(job, gpu, count, per_node, budget, stated)
         if fit is None:
             continue
         if fit.fits:
@@ -132,15 +153,12 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
     job = replace(resolved.job, gpu=gpu)
     per_node = resolved.gpus_per_node if resolved.pinned("gpus_per_node") else gpu.gpus_per_node
     budget = serving_budget(resolved)
-    stated_tp = job.parallel.tp if resolved.pinned("tp") else None
-    if job.framework == "llamacpp":
-        stated_tp = 1  # llama.cpp splits layers over GPUs (--split-mode layer), no TP
+    stated = stated_shape(resolved)
     count = resolved.given_gpus
-    best, miss = fewest_serving(job, gpu, per_node, budget, stated_tp)
+    best, miss = fewest_serving(job, gpu, per_node, budget, stated)
     chosen: ServingFit | None = best
     if count is not None:
-        chosen = evaluate(job, gpu, stated_tp, count // stated_tp, per_node, budget) if stated_tp \
-            else best_shape(job, gpu, count, per_node, budget)
+        chosen = best_shape(job, gpu, count, per_node, budget, stated)
     plan = Plan(task="infer", model_id=job.model_id, gpu=gpu,
                 capacity_bytes=gpu.memory_bytes_usable,
                 budget_bytes=round(gpu.memory_bytes_usable * budget.memory_fraction),
@@ -161,7 +179,7 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
         fix, others = serving_fixes(
             job, gpu, chosen, plan.min_gpus, fleet,
             lambda j, g, tp, pp: evaluate(j, g, tp, pp, per_node, budget, chosen.replicas),
-            lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated_tp)[0])
+            lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated)[0])
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
                    why=tuple(_why(chosen, miss if count is None else None, job, gpu, budget)),

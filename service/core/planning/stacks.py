@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.core.job.assumptions import Assumption, derived
-from service.core.job.choices import RECOMPUTE
+from service.core.job.choices import RECOMPUTE, optimizer_name
 from service.core.job.resolve import ResolvedJob
 from service.core.job.training_stack import layout_stack_id, torchtitan_models
 from service.core.planning.plan_types import Layout
@@ -68,18 +68,24 @@ class ModelParallelism:
     ep: bool = True
 
 
-def _trl_only(resolved: ResolvedJob) -> bool:
-    """A preference objective (DPO, KTO, ORPO, ...) with no stated framework: TRL's trainers
-    run on the Trainer with DeepSpeed or FSDP; Megatron-LM's pretrain_gpt.py and torchtitan have
-    no preference loss or reference model (NeMo-RL's Megatron backend does: say the framework)."""
-    return resolved.job.objective != "sft" and not resolved.pinned("framework")
+def _trainer_only(resolved: ResolvedJob) -> bool:
+    """With no stated framework, what only the Hugging Face Trainer (with DeepSpeed or FSDP)
+    runs: a preference objective (TRL's DPO, KTO, ORPO, ...: Megatron-LM's pretrain_gpt.py and
+    torchtitan have no preference loss or reference model; NeMo-RL's Megatron backend does, so
+    say the framework) and a bitsandbytes optimizer (8-bit or paged: Megatron-LM and torchtitan
+    build their own Adam, so their configs would run 32-bit state)."""
+    if resolved.pinned("framework"):
+        return False
+    return resolved.job.objective != "sft" \
+        or optimizer_name(resolved.job.optimizer).implementation in ("bnb", "paged")
 
 
 def stated_stack(resolved: ResolvedJob) -> Stack | None:
     """The stack the request fixed: a stated framework, the Trainer for adapters and for
     preference objectives (TRL), or DeepSpeed for a stated ZeRO-2/3 without model parallelism
     (how people who say "ZeRO-3" run it)."""
-    if resolved.pinned("framework") or not resolved.job.trains_all_weights or _trl_only(resolved):
+    if resolved.pinned("framework") or not resolved.job.trains_all_weights \
+            or _trainer_only(resolved):
         return STACKS.get(resolved.job.framework if resolved.pinned("framework") else "hf")
     model_parallel = any(resolved.pinned(k) for k in ("tp", "pp", "cp"))
     if resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage >= 2 \
@@ -92,7 +98,7 @@ def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
     """What the stated stack runs (everything when no stack is fixed); adapters run data
     parallel."""
     stack = stated_stack(resolved)
-    if not resolved.job.trains_all_weights or _trl_only(resolved):
+    if not resolved.job.trains_all_weights or _trainer_only(resolved):
         return ModelParallelism(False, False, False, False)
     if stack is None:
         return ModelParallelism(True, True, True)
