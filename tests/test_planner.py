@@ -281,8 +281,9 @@ def test_serving_concurrency_on_given_gpus() -> None:
     assert "Does not serve" in verdict_of(four)
     sixteen = plan_of(replace(SERVE_70B, gpu_count=16))
     assert sixteen.serving is not None
-    # two replicas of TP=8, one per node, rather than one engine of TP=8 x PP=2 across both
-    assert (sixteen.serving.replicas, sixteen.serving.tp, sixteen.serving.pp) == (2, 8, 1)
+    # replicas inside the nodes (the smallest engine that holds the model and its share),
+    # rather than one engine of TP=8 x PP=2 across both nodes
+    assert (sixteen.serving.replicas, sixteen.serving.tp, sixteen.serving.pp) == (4, 4, 1)
     assert sixteen.serving.max_concurrent > 2 * four.serving.max_concurrent
 
 

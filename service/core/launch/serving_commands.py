@@ -74,14 +74,15 @@ def _running(resolved: ResolvedJob, fit: ServingFit) -> tuple[int, tuple[str, ..
         + (" per replica" if fit.replicas > 1 else "") + "); shorter sequences leave room for more",)
 
 
-def _replicas(fit: ServingFit, flag: str) -> tuple[list[str], tuple[str, ...]]:
-    """The data-parallel flag when the replicas share one node, else one server per replica
-    (a multi-node data-parallel launch needs per-node ranks and addresses: independent servers
-    behind a load balancer do the same job)."""
+def _replicas(fit: ServingFit, flag: str, moe: bool) -> tuple[list[str], tuple[str, ...]]:
+    """The data-parallel flag when the replicas share one node, else one server per replica:
+    a multi-node data-parallel launch needs per-node ranks and addresses, and an MoE model's
+    data-parallel ranks are not independent in vLLM (its experts form one DP x TP group that
+    steps in lockstep), so independent servers behind a load balancer are what was sized."""
     if fit.replicas == 1:
         return [], ()
     size = counted(fit.tp * fit.pp, "GPU")
-    if fit.nodes > 1:
+    if fit.nodes > 1 or moe:
         return [], (f"{fit.replicas} replicas of {size}: run this command once per replica "
                     "(on its own GPUs, e.g. CUDA_VISIBLE_DEVICES) behind a load balancer",)
     return [flag, str(fit.replicas)], (
@@ -97,7 +98,7 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
     options = ["--tensor-parallel-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pipeline-parallel-size", str(fit.pp)]
-    dp_flags, dp_note = _replicas(fit, "--data-parallel-size")
+    dp_flags, dp_note = _replicas(fit, "--data-parallel-size", resolved.job.arch.moe is not None)
     options += dp_flags
     running, running_note = _running(resolved, fit)
     options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(running),
@@ -119,7 +120,7 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     options = ["--model-path", ref.path, "--tp-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pp-size", str(fit.pp)]
-    dp_flags, dp_note = _replicas(fit, "--dp-size")
+    dp_flags, dp_note = _replicas(fit, "--dp-size", resolved.job.arch.moe is not None)
     options += dp_flags
     running, running_note = _running(resolved, fit)
     options += ["--context-length", str(fit.context), "--max-running-requests",

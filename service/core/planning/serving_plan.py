@@ -95,9 +95,11 @@ def stated_shape(resolved: ResolvedJob) -> StatedShape:
 
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
                stated: StatedShape = StatedShape()) -> ServingFit | None:
-    """On ``gpus``: of the layouts that fit, one engine in a node without pipeline stages
-    first, then the largest TP, then the most replicas (``_preference``); when none fits, the
-    layout with the most room. What the request fixed stays (``StatedShape``)."""
+    """On ``gpus``: of the layouts that fit, engines inside a node without pipeline stages
+    first, then the smallest engine (the most replicas: tensor parallelism to hold the model,
+    data parallelism for the load, as vLLM's parallelism guide advises); when none fits, the
+    layout with the most room. Replicas are node-aligned. What the request fixed stays
+    (``StatedShape``)."""
     limit = serving_tp_limit(gpu, per_node)
     fitting: list[ServingFit] = []
     roomiest: ServingFit | None = None
@@ -105,6 +107,9 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
         for size, pp in shapes(job, gpus // replicas, limit, stated.tp):
             if stated.pp is not None and pp != stated.pp:
                 continue
+            engine = size * pp
+            if replicas > 1 and per_node % engine and engine % per_node:
+                continue  # a replica straddling two nodes: no better than one engine
             fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
             if fit.fits:
                 fitting.append(fit)
@@ -115,10 +120,10 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     return roomiest
 
 
-def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int, int]:
-    """Lower is better: a replica inside one node, no pipeline stages, the largest TP (the
-    lowest latency), then the most replicas."""
-    return fit.tp * fit.pp > per_node, fit.pp > 1, -fit.tp, -fit.replicas
+def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:
+    """Lower is better: an engine inside one node, no pipeline stages, the fewest GPUs per
+    engine (the most replicas)."""
+    return fit.tp * fit.pp > per_node, fit.pp > 1, fit.tp * fit.pp
 
 
 def counts(per_node: int) -> list[int]:
