@@ -94,3 +94,11 @@ def test_cheaper_option_in_a_thread_lists_the_cheapest_gpu_types_that_fit() -> N
                                                              result.reply)]
     assert len(prices) == 3 and prices == sorted(prices)
     assert "plain DDP" not in result.reply
+
+
+def test_a_pipeline_answer_inside_a_node_offers_the_count_without_stages() -> None:
+    """Qwen2.5-7B for 1,000 users at 8k: 7 A100s as TP=1 x PP=7 is the fewest, but every token
+    then crosses 7 stages; the reply offers the node's 8 GPUs as replicas without stages."""
+    reply = ask("serve qwen2.5 7b for 1000 users 8k ctx on a100 80gb").reply
+    assert "on 7x A100 80GB SXM (TP=1, PP=7)" in reply.splitlines()[0]
+    assert "Or 8 GPUs as 4 replicas of TP=2: no pipeline stages" in reply

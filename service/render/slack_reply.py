@@ -193,6 +193,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     serving = serving_line(answer, shown, per.kv_cache)
     if serving:
         lines.append(serving)
+    if answer.task == "infer" and planner is not None and planner.fits and planner.alternatives:
+        alt = planner.alternatives[0]  # the same node without pipeline stages
+        lines.append(f"Or {alt.gpus} GPUs as {alt.layout}: {alt.reason}")
     if planner is not None and not planner.fits and planner.fix is not None:
         lines.append(f"Fix: {short_gpu(planner.fix.change)} ({planner.fix.note})")
         lines += [f"  or: {short_gpu(f.change)} ({f.note})" for f in planner.other_fixes]

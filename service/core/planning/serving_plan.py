@@ -26,9 +26,9 @@ from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share
 from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
 from service.core.planning.layouts import node_count, nvlink_tp_domain
-from service.core.planning.plan_types import Fix, Plan, ServingFit
+from service.core.planning.plan_types import Alternative, Fix, Plan, ServingFit
 from service.core.planning.serving_fixes import serving_fixes
-from service.core.units import gb
+from service.core.units import counted, gb
 
 MAX_SERVING_GPUS = 4096
 
@@ -187,8 +187,25 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
             lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated)[0])
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
+                   alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated),
                    why=tuple(_why(chosen, miss if count is None else None, job, gpu, budget)),
                    shortfall_bytes=shortfall, fix=fix, other_fixes=tuple(others))
+
+
+def _without_stages(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
+                    budget: ServingBudget, stated: StatedShape) -> tuple[Alternative, ...]:
+    """Where the answer has pipeline stages inside a node, the fewest GPUs of that node that
+    serve without them (a 7B at high concurrency: 7 GPUs as PP=7, or 8 as 2 replicas of TP=4):
+    every token then passes one stage, not pp of them in turn."""
+    if chosen.pp == 1 or not chosen.fits or chosen.gpus > per_node or stated.pp is not None:
+        return ()
+    for count in range(chosen.gpus + 1, per_node + 1):
+        fit = best_shape(job, gpu, count, per_node, budget, stated)
+        if fit is not None and fit.fits and fit.pp == 1:
+            return (Alternative(fit.shape(), fit.gpus, fit.total_bytes, None,
+                                f"no pipeline stages: each token passes one engine, not "
+                                f"{chosen.pp} stages in turn (+{counted(fit.gpus - chosen.gpus, 'GPU')})"),)
+    return ()
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:
