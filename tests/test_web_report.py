@@ -92,7 +92,7 @@ def test_one_bar_when_the_planner_keeps_the_stated_layout() -> None:
 def test_the_plan_stays_readable_beside_a_huge_stated_bar() -> None:
     answer = report_answer("serving")
     bars = chart_bars(answer)
-    assert [b.name for b in bars] == ["Plan: 24 GPUs", "As stated: 1 GPU"]
+    assert [b.name for b in bars] == ["Plan: 24 GPUs", "Default layout: 1 GPU"]  # none stated
     top = scale_top(bars, answer.gpu_usable_bytes)
     assert answer.gpu_usable_bytes is not None and bars[0].total < top < bars[1].total
     assert bars[0].total / top > 0.5  # the plan fills most of the scale, not a sliver

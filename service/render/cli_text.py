@@ -10,7 +10,7 @@ from service.core.report.answer_types import (
     LayoutEntry,
     PlannerEntry,
 )
-from service.core.report.headline import speaks_of_planner
+from service.core.report.headline import own_layout_label, speaks_of_planner
 from service.core.units import counted, gb, human_count
 from service.render.assumption_text import assumption_line
 
@@ -136,7 +136,8 @@ def answer_text(answer: Answer) -> str:
     sections: list[list[str]] = [
         [answer.verdict],
         _seed_lines(answer.planner),
-        [params, f"Layout{' as stated' if planners else ''}: {layout_text(answer.plan)}"],
+        [params, (f"{own_layout_label(answer)}: " if planners else "Layout: ")
+         + layout_text(answer.plan)],
         breakdown_lines(answer.formulas, answer.per_gpu_bytes.total, of),
     ]
     band = answer.error_band

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from service.core.report.answer_types import Answer, LayoutEntry, PerGpuBytes
-from service.core.report.headline import speaks_of_planner
+from service.core.report.headline import own_layout_label, speaks_of_planner
 
 # The scale reaches this far past the larger of the plan and the usable memory.
 SCALE_ROOM = 1.12
@@ -53,7 +53,9 @@ def layout_brief(plan: LayoutEntry) -> str:
         parts.append(f"micro-batch {plan.micro_batch}")
     else:
         parts.append(f"{plan.sequences:,} x {plan.context or 0:,} tokens")
-    return ", ".join(parts)
+    # serving replicas, each with its share of the sequences
+    replicas = f"{plan.dp} replicas of " if plan.sequences is not None and plan.dp > 1 else ""
+    return replicas + ", ".join(parts)
 
 
 # What a layout is; the rest (global_batch, max_concurrent_sequences) is derived from it, and
@@ -83,16 +85,16 @@ def chart_bars(answer: Answer) -> list[Bar]:
             return [Bar(f"Plan on {gpus}", other.plan, top)]
         theirs = Bar(f"Planner's layout on {_gpus(other.plan.gpus)}", other.plan,
                      bytes_map(other.per_gpu_bytes))
-        mine = Bar(f"As stated on {gpus}", answer.plan, top)
+        mine = Bar(f"{own_layout_label(answer)} on {gpus}", answer.plan, top)
         return [theirs, mine] if speaks_of_planner(answer) else [mine, theirs]
     if answer.as_stated is not None:
         stated = answer.as_stated
         plan = Bar(f"Plan: {gpus}", answer.plan, top)
         if same_layout(stated.plan, answer.plan, stated.per_gpu_bytes, answer.per_gpu_bytes):
             return [plan]
-        return [plan, Bar(f"As stated: {_gpus(stated.plan.gpus)}", stated.plan,
+        return [plan, Bar(f"{own_layout_label(answer)}: {_gpus(stated.plan.gpus)}", stated.plan,
                           bytes_map(stated.per_gpu_bytes))]
-    return [Bar(f"As stated: {gpus}", answer.plan, top)]
+    return [Bar(f"{own_layout_label(answer)}: {gpus}", answer.plan, top)]
 
 
 def scale_top(bars: list[Bar], capacity: int | None) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.memory.breakdown import Estimate
 from service.core.planning.plan_types import Plan, ServingFit
 from service.core.report.answer_types import Answer
@@ -112,3 +113,10 @@ def speaks_of_planner(answer: Answer) -> bool:
     planner = answer.planner
     return (planner is not None and planner.mode == "given"
             and answer.verdict.startswith(planner.verdict))
+
+
+def own_layout_label(answer: Answer) -> str:
+    """What to call the request's own layout: 'As stated' when the user set any of it, else
+    'Default layout' (fitcheck's defaults, not the user's choice)."""
+    said = any(a.origin == "stated" and a.field in LAYOUT_KNOBS for a in answer.assumptions)
+    return "As stated" if said else "Default layout"
