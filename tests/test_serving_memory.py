@@ -18,7 +18,7 @@ from service.core.memory.serving import (
     kv_cache_bytes,
     serving_weight_bytes,
 )
-from service.core.memory.serving_split import ServingShare, serving_share
+from service.core.memory.serving_split import ServingShare, busiest_share, serving_share
 from service.core.model.params import parameter_count
 from service.core.model.presets import find_preset
 from service.core.model.tensor_parallel import serving_tp_ok
@@ -260,3 +260,16 @@ def test_a_stated_tp_on_more_gpus_runs_replicas_each_with_its_share() -> None:
     argv = answer.launch["vllm"].argv
     assert "--data-parallel-size" not in argv and "--pipeline-parallel-size" not in argv
     assert argv[argv.index("--max-num-seqs") + 1] == "125"
+
+
+def test_pipeline_stages_hold_the_busiest_stage_not_an_even_split() -> None:
+    """DeepSeek-V3's 61 layers over 6 stages: a stage holds 11 layers, all MoE (the 3 dense
+    layers sit in one stage), so the busiest GPU holds about 19% of the weights, not a sixth;
+    150 sequences of 8k no longer 'serve' on 6 H200s."""
+    arch = find_preset("deepseek-v3").arch
+    assert busiest_share(arch, 1, 6) == pytest.approx(11 / 58, rel=0.01)
+    assert busiest_share(find_preset("llama-3.1-70b").arch, 4, 2) == pytest.approx(1 / 8)
+    answer = compute_answer(EstimateRequest(model="deepseek-v3", task="infer", seq_len=8192,
+                                            concurrent=150, gpu="h200-141gb",
+                                            gpu_count=6)).answer
+    assert answer.planner is not None and not answer.planner.fits

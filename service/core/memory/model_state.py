@@ -83,10 +83,14 @@ def _rank_params(arch: Architecture, tp: int, pp: int, ep: int, scale: float) ->
     else:
         head = vocab_matrix if arch.tied_embeddings else b.lm_head
         ends = max(b.embedding, head)
-    # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly.
-    stage_share = -(-arch.layers // pp) / arch.layers
+    # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly; with
+    # routed experts, as many MoE layers as fit in it (DeepSeek-V3's 3 dense layers sit in one
+    # stage, 58 MoE layers fill the others)
+    per_stage = -(-arch.layers // pp)
+    stage_share = per_stage / arch.layers
+    expert_share = min(per_stage, arch.moe_layers) / arch.moe_layers if arch.moe_layers else 0.0
     dense = -(-round(layers_dense * stage_share) // tp) + -(-ends // tp)
-    expert_part = -(-round(experts * stage_share) // (tp * ep))
+    expert_part = -(-round(experts * expert_share) // (tp * ep))
     return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
 
 

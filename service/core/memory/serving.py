@@ -93,8 +93,19 @@ def _weights_note(arch: Architecture, quantization: str) -> str:
 
 
 def serving_weights(arch: Architecture, quantization: str, scale: float = 1.0,
-                    split: int = 1) -> Component:
-    """(quantized params x bits + other params x 16 bits) / 8 x stated-size scale / (tp x pp)."""
+                    split: int = 1, stage_share: float | None = None) -> Component:
+    """(quantized params x bits + other params x 16 bits) / 8 x stated-size scale / (tp x pp);
+    with pipeline stages (``stage_share``), x the busiest GPU's share of the parameters: its
+    stage's layers (the most MoE layers a stage holds) and the larger of the embedding and the
+    head, / tp (``model_state.rank_params``), not an even split."""
+    if stage_share is not None:
+        return component_of(
+            "weights", "(quantized_params * bits + other_params * other_bits) / 8 * scale "
+            "* rank_share", {**weight_terms(arch, quantization), "scale": scale,
+                             "rank_share": stage_share},
+            "AutoGPTQ/AutoAWQ group-128 scales, llama.cpp GGUF block sizes, OCP MXFP4, "
+            "DeepSeek-V3 fp8 128x128 blocks (model/formats.py); vLLM get_pp_indices",
+            _weights_note(arch, quantization) + "; the busiest pipeline stage's share")
     return component_of(
         "weights", "(quantized_params * bits + other_params * other_bits) / 8 * scale / split",
         {**weight_terms(arch, quantization), "scale": scale, "split": split},

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.core.job.spec import Job
+from service.core.job.spec import Job, Parallelism
 from service.core.memory.formula import Component, component, component_of
 from service.core.memory.hf_serving import hf_serving_components
+from service.core.memory.model_state import rank_params
 from service.core.memory.serving import (
     ServingBudget,
     attention_kv_bytes_per_token,
@@ -24,6 +25,7 @@ from service.core.memory.serving import (
     serving_weights,
 )
 from service.core.model.architecture import Architecture
+from service.core.model.params import parameter_breakdown
 
 
 def kv_share(arch: Architecture, tp: int) -> float:
@@ -84,12 +86,21 @@ class ServingShare:
         return 0 if room <= 0 or self.per_sequence_bytes <= 0 else room // self.per_sequence_bytes
 
 
+def busiest_share(arch: Architecture, tp: int, pp: int) -> float:
+    """The busiest GPU's share of the model's parameters under tp x pp (its pipeline stage's
+    layers, the larger end, / tp)."""
+    rank = rank_params(arch, Parallelism(tp=tp, pp=pp))
+    b = parameter_breakdown(arch)
+    return (rank.dense + rank.experts) / (b.attention + b.mlp + b.norms + b.embedding + b.lm_head)
+
+
 def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingShare:
     """vLLM/SGLang: weights / (tp x pp), KV cache per sequence x ``kv_share`` / pp, the
     workspace of a forward pass over min(max_batched_tokens, context x sequences) tokens,
     non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``."""
     arch = job.arch
-    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp)
+    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp,
+                              busiest_share(arch, tp, pp) if pp > 1 else None)
     if job.framework == "hf":
         return _hf_share(job, weights, tp, pp, budget)
     kv = kv_cache_share(job, tp, pp)
