@@ -373,3 +373,14 @@ def test_context_parallel_ranks_shard_and_reduce_like_data_parallel_ones() -> No
     alone = replace(layout, cp=1, gpus=1, zero_stage=0)
     assert not any(n.startswith("data-parallel") for n, _ in step_terms(alone, 8192, 8, 32))
     assert alone.describe().startswith("one GPU")
+
+
+def test_sliding_window_models_get_no_context_parallelism_unless_asked() -> None:
+    """accelerate/transformers context parallelism takes causal masks only: Gemma 3's
+    sliding-window layers would fail or attend the whole context, so the planner leaves CP out
+    (a stated cp stands)."""
+    answer = compute_answer(EstimateRequest(model="gemma-3-27b", task="finetune",
+                                            finetune_method="full", seq_len=8192,
+                                            gpu="h100-80gb", gpu_count=8)).answer
+    assert answer.planner is not None and answer.planner.layout is not None
+    assert answer.planner.layout.plan.cp == 1

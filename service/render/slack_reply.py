@@ -11,7 +11,7 @@ from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
 from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
-from service.core.report.headline import speaks_of_planner
+from service.core.report.headline import own_layout_label, speaks_of_planner
 from service.core.units import counted, gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
@@ -180,8 +180,7 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
                      "(host RAM, pinned)")
     if replanned and per.total != answer.per_gpu_bytes.total:
-        stated = any(a.origin == "stated" and a.field in LAYOUT_FIELDS for a in answer.assumptions)
-        written = "As written" if stated else "The default layout"
+        written = "As written" if own_layout_label(answer) == "As stated" else "The default layout"
         # against the budget the line above was (serving: vLLM's share of the memory)
         over = answer.per_gpu_bytes.total > budget if budget else answer.fits is False
         lines.append(f"{written} ({layout_text(answer.plan)}) would need "

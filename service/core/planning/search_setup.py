@@ -40,7 +40,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         (tensor_parallel_sizes(arch, domain) if runs.tp else (1,)),
         pps=(par.pp,) if pinned("pp") else (None if runs.pp else (1,)),
         cps=(par.cp,) if pinned("cp") else
-        (context_parallel_sizes(job.seq_len) if runs.cp else (1,)),
+        (context_parallel_sizes(job.seq_len) if runs.cp and not arch.sliding_window else (1,)),
         eps=(par.ep,) if pinned("ep") else (None if runs.ep else (1,)),
         zero_stages=(par.zero_stage,) if pinned("zero_stage") else zero_stages(resolved),
         recomputes=(job.recompute,) if pinned("recompute") else recomputes(resolved),

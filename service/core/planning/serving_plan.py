@@ -102,6 +102,7 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     (``StatedShape``)."""
     limit = serving_tp_limit(gpu, per_node)
     fitting: list[ServingFit] = []
+    misses: list[ServingFit] = []
     roomiest: ServingFit | None = None
     for replicas in [r for r in range(1, gpus + 1) if gpus % r == 0] if stated.replicas else [1]:
         for size, pp in shapes(job, gpus // replicas, limit, stated.tp):
@@ -113,11 +114,19 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
             fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
             if fit.fits:
                 fitting.append(fit)
-            elif roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
-                roomiest = fit
+            else:
+                misses.append(fit)
+                if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
+                    roomiest = fit
     if fitting:
         return min(fitting, key=lambda f: _preference(f, per_node))
-    return roomiest
+    if roomiest is None:
+        return None
+    if roomiest.max_concurrent == 0:  # the weights leave no room anywhere: the least short
+        return max(misses, key=lambda f: f.kv_budget_bytes)
+    # none fits: of the layouts within 5% of the most room, the one an operator would run
+    near = [f for f in misses if f.max_concurrent >= 0.95 * roomiest.max_concurrent]
+    return min(near, key=lambda f: _preference(f, per_node))
 
 
 def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:
@@ -248,7 +257,9 @@ def _why(fit: ServingFit, miss: ServingFit | None, job: Job, gpu: Gpu,
          budget: ServingBudget) -> list[str]:
     kv_dtype = "16-bit" if job.kv_cache_dtype == "auto" else job.kv_cache_dtype
     lines = [
-        f"weights {gb(fit.weights_bytes)} per GPU ({job.quantization}, split {fit.gpus} ways)",
+        f"weights {gb(fit.weights_bytes)} per GPU ({job.quantization}, split "
+        f"{fit.tp * fit.pp} ways" + (f", x {fit.replicas} replicas" if fit.replicas > 1 else "")
+        + ")",
         f"KV cache {gb(fit.kv_per_sequence_bytes)} per sequence per GPU at "
         f"{job.seq_len:,} tokens ({kv_dtype} KV); {fit.per_replica} sequences"
         + (f" per replica ({fit.sequences} in all)" if fit.replicas > 1 else "")

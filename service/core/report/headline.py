@@ -34,7 +34,7 @@ def estimate_verdict(est: Estimate) -> str:
 
 
 def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
-    what = f"{fit.context if fit else 0:,} tokens x {fit.sequences if fit else 0} sequence" \
+    what = f"{fit.context if fit else 0:,} tokens x {fit.sequences if fit else 0:,} sequence" \
         + ("s" if fit and fit.sequences > 1 else "")
     name = plan.gpu_name
     if fit is None:
