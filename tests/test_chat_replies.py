@@ -102,3 +102,15 @@ def test_a_pipeline_answer_inside_a_node_offers_the_count_without_stages() -> No
     reply = ask("serve qwen2.5 7b for 1000 users 8k ctx on a100 80gb").reply
     assert "on 7x A100 80GB SXM (TP=1, PP=7)" in reply.splitlines()[0]
     assert "Or 8 GPUs as 4 replicas of TP=2: no pipeline stages" in reply
+
+
+def test_serving_says_what_the_planned_gpus_cost() -> None:
+    """70B for 100 users at 8k on H100s at $2.50 per GPU-hour: the GPUs the plan uses x the
+    stated price, per hour and per 730-hour month; without a price, the catalog's."""
+    reply = ask("what would it cost per hour to serve llama 3.1 70b for 100 users at 8k on "
+                "h100s at $2.50/gpu-hour").reply
+    gpus = int(_gb(reply, r"on (\d+)x H100"))
+    assert f"Cost: {gpus} GPUs x $2.50/h = *${gpus * 2.5:,.2f}/h*" in reply
+    assert f"≈${gpus * 2.5 * 730:,.0f} a month (730 h; your price)" in reply
+    catalog = ask("serve llama 3.1 70b for 100 users at 8k on h100s").reply
+    assert "catalog on-demand price" in catalog

@@ -158,6 +158,11 @@ def answer_text(answer: Answer) -> str:
     if answer.compute is not None:
         compute.append(f"Compute-optimal data ~{answer.compute.compute_optimal_tokens:.3g} tokens "
                        "(20 x params, Hoffmann et al. 2022)")
+    if answer.serving_cost is not None:
+        c = answer.serving_cost
+        compute.append(f"Serving cost: {c.gpus} GPUs x ${c.price_per_gpu_hour_usd:,.2f}/h = "
+                       f"${c.per_hour_usd:,.2f}/h, ${c.per_month_usd:,.0f} per {c.hours_per_month:,.0f}"
+                       f"-hour month ({'stated' if c.price_stated else 'catalog'} price)")
     sections += [compute, _fits_on_lines(answer), _launch_lines(answer)]
     sections.append(["Assumptions:"] + [f"  - {assumption_line(a)}" for a in answer.assumptions])
     sections.append([UNITS_LINE])

@@ -10,7 +10,13 @@ import re
 from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
-from service.core.report.answer_types import Answer, ComputeEntry, LayoutEntry, PerGpuBytes
+from service.core.report.answer_types import (
+    Answer,
+    ComputeEntry,
+    LayoutEntry,
+    PerGpuBytes,
+    ServingCostEntry,
+)
 from service.core.report.headline import own_layout_label, speaks_of_planner
 from service.core.units import counted, gb, gib
 from service.render.assumption_text import short_assumption
@@ -84,6 +90,14 @@ def time_line(c: ComputeEntry) -> str:
     took = f"{c.days:,.1f} days" if c.days >= 1 else f"{c.days * 24:,.1f} hours"
     return (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
             f"GPU-hours · {c.total_flops:.2g} FLOPs")
+
+
+def serving_cost_line(cost: ServingCostEntry) -> str:
+    """'Cost: 8 GPUs x $2.99/h = *$23.92/h*, ≈$17,462 a month (730 h; catalog price)'."""
+    whose = "your price" if cost.price_stated else "catalog on-demand price"
+    return (f"Cost: {counted(cost.gpus, 'GPU')} x ${cost.price_per_gpu_hour_usd:,.2f}/h = "
+            f"*${cost.per_hour_usd:,.2f}/h*, ≈${cost.per_month_usd:,.0f} a month "
+            f"({cost.hours_per_month:,.0f} h; {whose})")
 
 
 def serving_line(answer: Answer, shown: LayoutEntry | None = None,
@@ -192,6 +206,8 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     serving = serving_line(answer, shown, per.kv_cache)
     if serving:
         lines.append(serving)
+    if answer.serving_cost is not None:
+        lines.append(serving_cost_line(answer.serving_cost))
     if answer.task == "infer" and planner is not None and planner.fits and planner.alternatives:
         alt = planner.alternatives[0]  # the same node without pipeline stages
         lines.append(f"Or {alt.gpus} GPUs as {alt.layout}: {alt.reason}")

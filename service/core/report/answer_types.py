@@ -80,6 +80,19 @@ class ComputeEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class ServingCostEntry:
+    """What serving on the planned GPUs costs: GPUs x price per GPU-hour (stated, or the
+    catalog's on-demand price), per hour and per month of HOURS_PER_MONTH hours."""
+
+    gpus: int
+    price_per_gpu_hour_usd: float
+    price_stated: bool
+    per_hour_usd: float
+    per_month_usd: float
+    hours_per_month: float
+
+
+@dataclass(frozen=True, slots=True)
 class FixEntry:
     """A change that makes the job fit, and what it costs (``note``: step time, quality or
     money); ``changes``: the request fields that make it."""
@@ -208,5 +221,6 @@ class Answer:
     planner: PlannerEntry | None = None
     fits_on: list[FitsOnEntry] = field(default_factory=list)
     launch: dict[str, LaunchConfig] = field(default_factory=dict)  # tool -> config
+    serving_cost: ServingCostEntry | None = None
     units: str = UNITS
     link: str | None = None  # its permalink, set where the URL is known

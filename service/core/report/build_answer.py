@@ -25,6 +25,7 @@ from service.core.report.answer_types import (
     PerGpuBytes,
     PlannerEntry,
     SeedCountEntry,
+    ServingCostEntry,
 )
 from service.core.report.formula_text import component_values
 from service.core.report.headline import answer_verdict, band_note, plan_verdict
@@ -132,6 +133,22 @@ def _fits_on(plan: Plan | None) -> list[FitsOnEntry]:
                         r.budget_bytes, r.price_per_hour) for r in plan.fits_on]
 
 
+HOURS_PER_MONTH = 730  # 8,760 hours a year / 12, the cloud providers' billing month
+
+
+def serving_cost(resolved: ResolvedJob, plan: Plan | None) -> ServingCostEntry | None:
+    """GPUs the serving plan uses x the stated price per GPU-hour, else the catalog's."""
+    if plan is None or plan.serving is None or plan.gpu is None:
+        return None
+    stated = resolved.price_per_gpu_hour
+    price = stated if stated is not None else plan.gpu.price_per_gpu_hour_usd
+    if price is None:
+        return None
+    per_hour = plan.serving.gpus * price
+    return ServingCostEntry(plan.serving.gpus, price, stated is not None, round(per_hour, 2),
+                            round(per_hour * HOURS_PER_MONTH, 2), HOURS_PER_MONTH)
+
+
 def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Answer:
     """The answer's data (see ``Answer`` for which layout the top-level figures describe)."""
     job = resolved.job
@@ -180,4 +197,5 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
         fits_on=_fits_on(plan),
         launch=launch_configs(resolved, plan, stated_fits)
-        if plan is not None and plan.mode != "catalog" else {})
+        if plan is not None and plan.mode != "catalog" else {},
+        serving_cost=serving_cost(resolved, plan) if job.task == "infer" else None)
