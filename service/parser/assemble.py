@@ -167,6 +167,8 @@ _WORDS = re.compile(r"[a-z]{2,}")
 _GAMES = re.compile(r"\b(?:cyberpunk|video\s+games?|gaming|games?\b(?!\s+theory)|fps|ray[\s\-]?tracing|dlss"
                     r"|1440p|2160p|4k\s+(?:ultra|high|max)|ultra\s+settings|steam)\b")
 OFF_TOPIC_WORDS = 6
+_CREATIVE = re.compile(r"\b(?:write|tell|compose|give)\s+(?:me\s+|us\s+)?(?:a\s+)?"
+                       r"(?:haiku|poem|joke|song|story|limerick)s?\b")
 _CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|other\s+(?:gpus?|options?|cards?)"
                       r"|alternatives?)\b")
 # what a thread's "cheaper option?" lets go of: the GPU type, how many, and how they are split
@@ -199,14 +201,17 @@ def _gaming(cue: Cues, fields: dict[str, Any], low: str) -> bool:
 
 
 def _not_sizing(cue: Cues, fields: dict[str, Any], low: str) -> bool:
-    """Scores, loss curves, the bot's own instructions: named models, but nothing to size."""
+    """Scores, loss curves, the bot's own instructions, poems: named models, nothing to size."""
+    if _CREATIVE.search(low):
+        return True
     return bool(_NOT_SIZING.search(low)) and not (cue.memory_ask or cue.time_ask or "gpu" in fields)
 
 
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:
     if compare_field is not None:
         return "compare"
-    if task != "infer" and ("tokens" in merged or "price_per_gpu_hour" in merged
+    money_or_tokens = "tokens" in merged or "price_per_gpu_hour" in merged
+    if task != "infer" and ((money_or_tokens and not (cue.memory_ask and not cue.time_ask))
                             or (cue.time_ask and not cue.memory_ask)):
         return "time_cost"
     return task

@@ -51,7 +51,8 @@ _TIME_ASK = re.compile(
     r"|gpu[\s\-]?hours?|how\s+much\s+(?:would|will|does|did)\s+(?:it|that|this)\s+cost"
     r"|(?:cost|price|days?)\s+(?:to|of|for)\s+(?:pre[\s\-]?train|train|fine[\s\-]?tun\w*|finetun\w*|run))\b")
 _COMPARE = re.compile(r"\bvs\.?(?!\w)|\bversus\b|\bcompar\w*|\bor\b|\bwhich\s+(?:is|one|would|should)\b|"
-                      r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b")
+                      r"\bbetter\b|\bdifference\s+between\b|\bside\s+by\s+side\b"
+                      r"|\bbetween\s+\S+\s+and\s+\S+")
 _HELP_PHRASE = (
     r"(?:help|usage|commands?|examples?|hi|hello|hey|yo|sup|\?+|what\s+can\s+you\s+do|"
     r"what\s+do\s+you\s+do|how\s+do\s+i\s+(?:use|ask)(?:\s+(?:this|you|it|fitcheck))?|"
@@ -68,7 +69,9 @@ _HELP = re.compile(
 _HELP_QUESTION = re.compile(
     r"\b(?:what\s+(?:can|do)\s+you\s+do|what\s+(?:should|do|can)\s+i\s+(?:type|say|write|ask)"
     r"|how\s+(?:do|should|can)\s+i\s+(?:ask|use|talk\s+to|phrase|word|format)\b(?:\s+(?:you|this|it|"
-    r"the\s+bot|fitcheck|questions?))?|is\s+there\s+a\s+(?:syntax|format|template)|plain\s+english)\b")
+    r"the\s+bot|fitcheck|questions?))?|is\s+there\s+a\s+(?:syntax|format|template)|plain\s+english"
+    r"|what\s+(?:kinds?|sorts?|types?)\s+of\s+questions|can\s+i\s+(?:just\s+)?paste"
+    r"|do\s+i\s+(?:have|need)\s+to\s+repeat|does\s+it\s+remember|how\s+do\s+follow[\s\-]?ups\s+work)\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"

@@ -129,6 +129,9 @@ RULES: tuple[Rule, ...] = (
        r"|attn_implementation\s*[=:]\s*[\"']?eager|\bvanilla\s+attention\b|\bnaive\s+attention\b",
        "flash_attn", False),
     _r(rf"\b{_FLASH}|--use-flash-attn\b|flash_attention_2", "flash_attn", True),
+    # one person using a local server: one sequence at a time
+    _r(r"\b(?:just|only)\s+me\b(?!\s*(?:\+|and|&|plus)\s)|\bsingle[\s\-]user\b|\bjust\s+for\s+me\b"
+       r"|\bpersonal\s+use\b", "concurrent", 1),
     # a fused linear + cross-entropy kernel: the full logits are never built
     _r(r"\b(?:no|without)\s+liger\b|\bliger(?:[\s\-_]*kernels?)?\s*(?:off|disabled|[=:]\s*false)\b"
        r"|\buse_liger(?:_kernel)?\s*[=:]\s*false\b", "chunked_loss", False),
@@ -149,7 +152,11 @@ RULES: tuple[Rule, ...] = (
        # Trainer's fsdp="full_shard offload": CPUOffload(offload_params=True), the step on the CPU
        r"|\bfsdp\s*=\s*[\"'][^\"']*\boffload\b"
        r"|\b(?:push|move|put|keep)\s+(?:the\s+)?(?:params|parameters|weights)(?:\s+and\s+(?:the\s+)?"
-       r"optimi[sz]er(?:\s+states?)?)?\s+(?:to|on|in)\s+(?:the\s+)?(?:cpu|host|ram)\b",
+       r"optimi[sz]er(?:\s+states?)?)?\s+(?:to|on|in)\s+(?:the\s+)?(?:cpu|host|ram)\b"
+       r"|\b(?:params|parameters|weights)\s+(?:and|&|\+)\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?"
+       r"\s+(?:both\s+)?(?:offload\w*|(?:on|to|in)\s+(?:the\s+)?cpu)"
+       r"|\boptimi[sz]er(?:\s+states?)?\s+(?:and|&|\+)\s+(?:the\s+)?(?:params|parameters|weights)"
+       r"\s+(?:both\s+)?(?:offload\w*|(?:on|to|in)\s+(?:the\s+)?cpu)",
        "offload", "optimizer_and_params"),
     _r(r"\b(?:push|move|put|keep)\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:to|on|in)\s+(?:the\s+)?"
        r"(?:cpu|host|ram)\b", "offload", "optimizer"),
@@ -212,6 +219,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
+    "concurrent": ("me", "user", "personal"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
     "quantization": ("awq", "gptq", "gguf", "mxfp4",

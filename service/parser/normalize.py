@@ -42,6 +42,10 @@ _ONE_A = re.compile(r"\ba\s+(trillion|billion)\s+(?=tokens?\b)", re.I)  # "a tri
 _N_TOKEN = re.compile(r"(\d[\d.,]*\s*[kmbt])-token\b", re.I)  # "a 400M-token dataset"
 _DOLLARS_AFTER = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)\s*(?:\$|usd)\s*(?=/|per\b|an?\s+h|hourly)", re.I)
 _PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:ou)?rs?\b)", re.I)
+# a year ("the 2025 offsite", "in 2026", "Q3 2025") is not a setting
+_YEAR = re.compile(r"\b(?:(?<=the )|(?<=in )|(?<=since )|(?<=by )|(?<=for )|(?<=q[1-4] )"
+                   r"|(?<=fy))(?:201[5-9]|202\d|203[0-5])\b"
+                   r"(?!\s*(?:tokens?|gpus?|k\b|x\b|seq|ctx|context))", re.I)
 _RANK_OF_PROCESS = re.compile(r"\b(?:machine|local|node|global|process)[\s_\-]?rank\s*[:=]?\s*\d+", re.I)
 _TAG = re.compile(r"(?<=[a-z0-9]):(?=\d+(?:\.\d+)?[bm]\b)", re.I)  # ollama tags: "llama3:70b"
 _TRANSLATE = str.maketrans({
@@ -122,6 +126,7 @@ def _numbers_as_written(text: str) -> str:
     text = _N_TOKEN.sub(r"\1 tokens", text)
     text = _DOLLARS_AFTER.sub(r"$\1", text)
     text = _PER_GPU_HOUR.sub(r"$\1", text)
+    text = _YEAR.sub(" ", text)
     return _RANK_OF_PROCESS.sub(" ", text)
 
 

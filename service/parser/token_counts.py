@@ -98,6 +98,12 @@ def _epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list
     if not counts:
         return []
     if tokens and isinstance(counts[0], int) and counts[0] > 1:
+        said = [t for t in tokens if isinstance(t, int | float)]
+        total = next((t for t in said if any(t == u * counts[0] for u in said)), None)
+        if total is not None:  # "900M tokens total (300M-token dataset x 3 epochs)"
+            ordered["tokens"] = [total]
+            notes.append(f"{total:.3g} tokens: the stated total of {counts[0]} epochs")
+            return []
         ordered["tokens"] = [t * counts[0] if isinstance(t, int | float) else t for t in tokens]
         notes.append(f"{tokens[0]:.3g} tokens x {counts[0]} epochs")
         return []

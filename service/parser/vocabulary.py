@@ -210,7 +210,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("_output", "E", """
         output tokens, max new tokens, new tokens, output length, output len, generation length,
         max tokens, completion tokens, tokens out, output, outputs, generation, completion,
-        completions, response length, responses
+        completions, response length, responses, answers, answer length, replies, reply length,
+        reasoning outputs, reasoning tokens
     """),
     ("arch.layers", "E", """
         layers, layer, num layers, n layers, num hidden layers, depth, blocks, transformer layers,
