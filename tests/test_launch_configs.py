@@ -324,10 +324,11 @@ def test_a_preference_objective_runs_on_trl_not_megatron() -> None:
     assert "megatron" not in answer.launch
 
 
-def test_an_8_bit_optimizer_is_planned_on_the_trainer_not_megatron_or_torchtitan() -> None:
-    """Megatron-LM and torchtitan build their own 32-bit Adam: a bitsandbytes 8-bit AdamW (with
-    no stated framework) runs on the Trainer, data parallel, and only its configs are given."""
+def test_an_8_bit_optimizer_is_planned_on_deepspeed_not_megatron_torchtitan_or_fsdp2() -> None:
+    """Megatron-LM and torchtitan build their own 32-bit Adam, and bitsandbytes cannot step
+    FSDP2's sharded parameters: a bitsandbytes 8-bit AdamW (no stated framework) runs on
+    DeepSpeed ZeRO, data parallel, and only its configs are given."""
     answer = compute_answer(R(model="llama-3.1-70b", task="train", seq_len=4096,
                               optimizer="adamw_8bit", gpu="h100-80gb", gpu_count=16)).answer
-    assert answer.planner is not None and answer.planner.stack == "hf"
+    assert answer.planner is not None and answer.planner.stack == "deepspeed"
     assert not {"megatron", "torchtitan"} & set(answer.launch)

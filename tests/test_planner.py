@@ -384,3 +384,15 @@ def test_sliding_window_models_get_no_context_parallelism_unless_asked() -> None
                                             gpu="h100-80gb", gpu_count=8)).answer
     assert answer.planner is not None and answer.planner.layout is not None
     assert answer.planner.layout.plan.cp == 1
+
+
+def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
+    """8B full fine-tune with ZeRO-3 on 8 A100 40GB over 1B tokens: only full recompute fits, and
+    the planner's layout is the verdict, so the time includes the recomputed forward (it was
+    timed for the stated job, 15 h instead of 20)."""
+    base = dict(model="llama-3.1-8b", task="finetune", finetune_method="full", zero_stage=3,
+                tokens=1e9, gpu="a100-40gb", gpu_count=8)
+    unstated = compute_answer(EstimateRequest(**base)).answer  # type: ignore[arg-type]
+    stated = compute_answer(EstimateRequest(**base, recompute="full")).answer  # type: ignore[arg-type]
+    assert unstated.compute is not None and stated.compute is not None
+    assert unstated.compute.days == pytest.approx(stated.compute.days, rel=1e-6)

@@ -86,7 +86,12 @@ def stated_stack(resolved: ResolvedJob) -> Stack | None:
     (how people who say "ZeRO-3" run it)."""
     if resolved.pinned("framework") or not resolved.job.trains_all_weights \
             or _trainer_only(resolved):
-        return STACKS.get(resolved.job.framework if resolved.pinned("framework") else "hf")
+        if resolved.pinned("framework"):
+            return STACKS.get(resolved.job.framework)
+        # bitsandbytes optimizers step flat tensors: DeepSpeed's ZeRO partitions (with
+        # zero_allow_untested_optimizer), not FSDP2's sharded DTensors (bitsandbytes #1633)
+        bnb = optimizer_name(resolved.job.optimizer).implementation in ("bnb", "paged")
+        return STACKS["deepspeed" if bnb and resolved.job.trains_all_weights else "hf"]
     model_parallel = any(resolved.pinned(k) for k in ("tp", "pp", "cp"))
     if resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage >= 2 \
             and not model_parallel:

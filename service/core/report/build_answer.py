@@ -162,9 +162,15 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         shown, fits = plan.estimate, plan.fits
         layout = plan_layout(plan) or stated_layout
         as_stated = _figures("as stated", stated_layout, est)
+    # the time is the verdict's layout's: the planner's where it answers (fewest GPUs, or given
+    # GPUs where the stated layout does not fit or none was stated), with its recompute
+    stated_fits = bool(est.fits) and job.task != "infer" and resolved.layout_stated
+    replanned = plan is not None and plan.mode == "given" and not stated_fits \
+        and plan.compute is not None
     time: TimeAndCost | None = None
     if job.task != "infer":
-        time = plan.compute if planned and plan is not None else time_and_cost(resolved, job)
+        time = plan.compute if (planned or replanned) and plan is not None \
+            else time_and_cost(resolved, job)
     assumptions = merge_assumptions(resolved.assumptions,
                                     plan.assumptions if plan is not None else (),
                                     time.assumptions if time is not None else ())
@@ -174,7 +180,6 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     # the band goes with the verdict: on given GPUs where the stated layout does not fit, or
     # where no layout was stated (the job's is fitcheck's defaults), the verdict is the
     # planner's layout on them (headline.answer_verdict)
-    stated_fits = bool(est.fits) and job.task != "infer" and resolved.layout_stated
     judged = plan.estimate if plan is not None and plan.mode == "given" \
         and plan.estimate is not None and not stated_fits else shown
     band = error_band(judged, capacity)
