@@ -332,3 +332,12 @@ def test_an_8_bit_optimizer_is_planned_on_deepspeed_not_megatron_torchtitan_or_f
                               optimizer="adamw_8bit", gpu="h100-80gb", gpu_count=16)).answer
     assert answer.planner is not None and answer.planner.stack == "deepspeed"
     assert not {"megatron", "torchtitan"} & set(answer.launch)
+
+
+def test_sharded_qlora_configs_say_to_store_the_4_bit_base_in_bf16() -> None:
+    """FSDP/ZeRO-3 shard parameters of one float dtype: QLoRA over several GPUs needs
+    bnb_4bit_quant_storage=bfloat16, or every GPU holds the whole 4-bit base."""
+    _, launch = launch_of(R(model="qwen2.5-72b", task="finetune", finetune_method="qlora",
+                            gpu="l40s-48gb", gpu_count=4))
+    assert launch and all(any("bnb_4bit_quant_storage" in n for n in c.notes)
+                          for c in launch.values())

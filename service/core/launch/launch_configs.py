@@ -14,6 +14,8 @@ Hugging Face ``generate``. Nothing for a plan that does not fit.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from service.core.job.resolve import ResolvedJob
 from service.core.launch.accelerate_config import accelerate_config, uses_deepspeed
 from service.core.launch.deepspeed_config import deepspeed_config
@@ -111,7 +113,17 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
             ("torchtitan 0.2.2 (pip install torchtitan==0.2.2)",))
     elif deepspeed or (layout.zero_stage == 0 and layout.tp * layout.cp == 1):
         out["torchrun"] = _trainer_torchrun(resolved, layout, shape, deepspeed)
+    if job.finetune_method == "qlora" and layout.zero_stage >= 3 and layout.gpus > 1:
+        out = {tool: replace(config, notes=(*config.notes, QLORA_SHARDED))
+               for tool, config in out.items()}
     return out
+
+
+# FSDP-QLoRA (Answer.AI fsdp_qlora; transformers' bitsandbytes docs): FSDP and ZeRO-3 shard
+# parameters of one float dtype, so the 4-bit base must be stored in it or every GPU keeps it whole
+QLORA_SHARDED = ("load the base with BitsAndBytesConfig(load_in_4bit=True, "
+                 "bnb_4bit_quant_storage=torch.bfloat16) so the 4-bit weights are sharded "
+                 "(otherwise every GPU holds the whole base)")
 
 
 def _trainer_torchrun(resolved: ResolvedJob, layout: Layout, shape: LaunchShape,
