@@ -25,6 +25,7 @@ from launch_tools import (
 from service.answers import compute_answer
 from service.core.job.request import EstimateRequest
 from service.core.launch.launch_types import LaunchConfig
+from service.core.launch.megatron_args import uneven_stage_args
 from service.core.planning.plan_types import Plan
 
 R = EstimateRequest
@@ -341,3 +342,20 @@ def test_sharded_qlora_configs_say_to_store_the_4_bit_base_in_bf16() -> None:
                             gpu="l40s-48gb", gpu_count=4))
     assert launch and all(any("bnb_4bit_quant_storage" in n for n in c.notes)
                           for c in launch.values())
+
+
+@pytest.mark.parametrize(("layers", "pp"), [(56, 20), (56, 30), (80, 3), (61, 2), (7, 6), (126, 16)])
+def test_uneven_pipeline_stages_hold_every_layer_and_no_more_than_the_planner_counted(
+        layers: int, pp: int) -> None:
+    args = uneven_stage_args(layers, pp)
+    most = -(-layers // pp)
+    if args[0] == "--pipeline-model-parallel-layout":
+        stages = args[1].replace("E", "").replace("L", "").split("|")
+        counts = [len(stage) for stage in stages]
+    else:
+        first, last = int(args[1]), int(args[3])
+        middle = (layers - first - last) // (pp - 2) if pp > 2 else 0
+        assert pp == 2 or (layers - first - last) % (pp - 2) == 0
+        counts = [first, *([middle] * (pp - 2)), last]
+    assert len(counts) == pp and sum(counts) == layers
+    assert min(counts) >= 1 and max(counts) <= most

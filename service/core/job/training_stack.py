@@ -34,7 +34,11 @@ def layout_stack_id(tp: int, pp: int, cp: int, zero_stage: int, recompute: str,
     model_parallel = tp * pp * cp > 1
     selective = recompute == "selective"
     if zero_stage >= 2 and (model_parallel or selective):
-        return "fsdp" if not selective or torchtitan_ships else "megatron"
+        # torchtitan for the models it ships; otherwise Megatron-FSDP: accelerate's tensor
+        # parallelism (transformers' TP plans) keeps norm inputs and the logits whole on every
+        # rank and its context parallelism takes causal masks only, which these layouts'
+        # sequence-parallel, vocab-parallel figures do not describe
+        return "fsdp" if torchtitan_ships else "megatron"
     if model_parallel or selective:
         return "megatron"
     return "deepspeed"

@@ -31,11 +31,7 @@ def parallel_args(layout: Layout, job: Job) -> list[str]:
         args += ["--num-layers-per-virtual-pipeline-stage",
                  str(job.arch.layers // (layout.pp * virtual))]
     elif layout.pp > 1 and job.arch.layers % layout.pp:
-        # uneven stages as the planner counted them: ceil(L / pp) layers, the rest on the last
-        per_stage = -(-job.arch.layers // layout.pp)
-        args += ["--decoder-first-pipeline-num-layers", str(per_stage),
-                 "--decoder-last-pipeline-num-layers",
-                 str(job.arch.layers - (layout.pp - 1) * per_stage)]
+        args += uneven_stage_args(job.arch.layers, layout.pp)
     if layout.zero_stage == 1:
         args.append("--use-distributed-optimizer")
     elif layout.zero_stage >= 2:
@@ -50,6 +46,27 @@ def parallel_args(layout: Layout, job: Job) -> list[str]:
     elif layout.recompute == "selective":
         args += ["--recompute-granularity", "selective"]
     return args
+
+
+def uneven_stage_args(layers: int, pp: int) -> list[str]:
+    """Stages of at most ceil(L / pp) layers, as the planner counted them. Megatron's
+    ``--decoder-{first,last}-pipeline-num-layers`` when equal middle stages can hold that (the
+    ends lighter: they also carry the embedding and the loss); otherwise an explicit
+    ``--pipeline-model-parallel-layout`` (stages split by '|', E embedding, t a decoder layer,
+    L the loss; docs/api-guide/pipeline_parallel_layout.md)."""
+    most = -(-layers // pp)
+    ends = layers - (pp - 2) * most
+    if 2 <= ends <= 2 * most:
+        first = ends // 2
+        return ["--decoder-first-pipeline-num-layers", str(first),
+                "--decoder-last-pipeline-num-layers", str(ends - first)]
+    fewer, fuller = divmod(layers, pp)
+    # the fuller stages (fewer + 1 layers) in the middle, away from the embedding and loss
+    start = (pp - fuller) // 2
+    counts = [fewer + 1 if start <= i < start + fuller else fewer for i in range(pp)]
+    stages = ["t" * n for n in counts]
+    stages[0], stages[-1] = "E" + stages[0], stages[-1] + "L"
+    return ["--pipeline-model-parallel-layout", "|".join(stages)]
 
 
 def model_args(arch: Architecture, seq_len: int) -> list[str]:
