@@ -29,9 +29,9 @@ from service.core.memory.activations import (  # noqa: E402
     activation_breakdown,
     activations_component,
 )
-from service.core.memory.lora import lora_params  # noqa: E402
 from service.core.memory.model_state import adafactor_state_bytes  # noqa: E402
 from service.core.memory.precision import optimizer_state_bytes_per_param  # noqa: E402
+from service.core.model.adapter_params import lora_params  # noqa: E402
 from service.core.model.hf_config import architecture_from_hf_config  # noqa: E402
 
 RESULTS = ROOT / "bench" / "measure" / "results"

@@ -172,6 +172,21 @@ def test_recompute_slows_the_planned_time() -> None:
     assert full.cost == pytest.approx(full.gpu_hours)
 
 
+def test_adapters_cost_two_thirds_of_full_training_the_frozen_base_has_no_weight_gradients(
+        ) -> None:
+    lora = EstimateRequest(model="llama-3-8b", task="finetune", finetune_method="lora",
+                           seq_len=2048, tokens=1e9, gpu="h100-80gb", gpu_count=1)
+    full = replace(lora, finetune_method="full", gpu_count=8)
+    lora_time, full_time = plan_of(lora).compute, plan_of(full).compute
+    assert lora_time is not None and full_time is not None
+    attention = full_time.full.flops_per_token - 6 * 8.03e9
+    adapters = 41_943_040  # rank 16 on every linear of Llama 3 8B
+    assert lora_time.full.flops_per_token == pytest.approx(
+        4 * 8.03e9 + 2 * adapters + attention, rel=1e-3)
+    assert 0.66 < lora_time.full.flops_per_token / full_time.full.flops_per_token < 0.70
+    assert lora_time.textbook.flops_per_token == pytest.approx(6 * 8.03e9, rel=1e-3)
+
+
 # Given GPUs: fits or not, by how much, and the cheapest fix.
 def test_given_gpus_that_fit_get_the_best_layout() -> None:
     request = replace(DONE_MEANS, gpu_count=8)

@@ -13,7 +13,6 @@ from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory import model_state
-from service.core.memory.lora import lora_params
 from service.core.memory.saved_adapters import adapter_saved
 from service.core.memory.saved_tensors import LayerSetup
 from service.core.memory.training_phases import (
@@ -22,6 +21,7 @@ from service.core.memory.training_phases import (
     step_states,
 )
 from service.core.memory.transients import gathered_layers, gradient_buckets
+from service.core.model.adapter_params import lora_params
 from service.core.model.presets import all_presets, find_preset
 
 BASE = EstimateRequest(model="llama-3-8b", seq_len=4096)

@@ -62,7 +62,7 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
         return []
     cost = f", ${c.cost_usd:,.0f}" if c.cost_usd is not None else ""
     return [f"{title}: {c.total_flops:.3g} FLOPs ({c.formula}); {c.seconds:,.3g} s = "
-            f"{c.days:,.1f} days on {c.gpus:,} GPUs, {c.gpu_hours:,.0f} GPU-hours{cost}"]
+            f"{c.days:,.1f} days on {counted(c.gpus, 'GPU')}, {c.gpu_hours:,.0f} GPU-hours{cost}"]
 
 
 def _planner_lines(p: PlannerEntry, band_line: str | None) -> list[str]:

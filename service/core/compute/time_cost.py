@@ -9,6 +9,7 @@ from service.core.hardware.gpus import find_gpu, peak_flops
 from service.core.job.assumptions import Assumption, default, stated
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
+from service.core.model.adapter_params import lora_params
 from service.core.model.params import active_parameter_count
 
 DEFAULT_TIME_GPU = "h100-80gb"
@@ -49,6 +50,9 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
     else:
         notes.append(stated("price_per_gpu_hour", price))
     active = active_parameter_count(job.arch) * job.param_scale
+    # adapters: only they get weight gradients (the textbook 6ND beside it stays 6ND)
+    trainable = None if job.trains_all_weights else float(
+        lora_params(job.arch, job.lora_rank, job.lora_targets))
     peak = peak_flops(gpu, peak_precision)
 
     def run(textbook: bool) -> ComputeEstimate:
@@ -56,6 +60,7 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
                              gpus=job.parallel.gpus, peak_flops=peak, mfu=mfu, arch=job.arch,
                              seq_len=job.seq_len, price_per_gpu_hour=price,
                              full_recompute=job.recompute == "full" and not textbook,
-                             include_attention=not textbook)
+                             include_attention=not textbook,
+                             trainable=None if textbook else trainable)
 
     return TimeAndCost(run(textbook=False), run(textbook=True), tuple(notes))

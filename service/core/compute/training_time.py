@@ -1,9 +1,14 @@
 """Training compute, time and cost.
 
-FLOPs per token: 6N for the weights (Kaplan et al. 2020; forward 2N, backward 4N) plus the
-attention term 12 x layers x (heads x head_dim) x seq (PaLM, Chowdhery et al. 2022, app. B);
-for MoE, N is the active parameter count. Full recompute re-runs the forward: the hardware
-does 8N instead of 6N, so at the same hardware utilisation the job takes 4/3 as long.
+FLOPs per token: 6N for the weights (Kaplan et al. 2020; forward 2N, backward 4N: 2N for the
+gradients of the activations, 2N for those of the weights) plus the attention term 12 x layers
+x (heads x head_dim) x seq (PaLM, Chowdhery et al. 2022, app. B); for MoE, N is the active
+parameter count. Adapters (LoRA, QLoRA) freeze the base: the backward still passes the
+activations' gradients through every layer (2N) but computes weight gradients for the adapters
+alone, 4N + 2 N_trainable (PyTorch autograd skips the weight-gradient matmul of a tensor with
+requires_grad=False). Full recompute re-runs the forward (2N + 4 x layers x d_attn x seq, the
+attention term's forward third): for full training 8N instead of 6N, 4/3 as long at the same
+hardware utilisation.
 Time T = C / (GPUs x peak FLOP/s x MFU). Compute-optimal tokens ~ 20 x N (Hoffmann et al. 2022).
 """
 
@@ -40,11 +45,21 @@ def attention_flops_per_token(arch: Architecture, seq_len: int) -> float:
 
 
 def training_flops_per_token(params_active: float, arch: Architecture | None, seq_len: int,
-                             include_attention: bool = True) -> float:
-    """6N (+ attention term)."""
-    flops = 6 * params_active
+                             include_attention: bool = True,
+                             trainable: float | None = None) -> float:
+    """4N + 2 N_trainable (6N when every weight trains) (+ attention term)."""
+    flops = 4 * params_active + 2 * (params_active if trainable is None else trainable)
     if include_attention and arch is not None:
         flops += attention_flops_per_token(arch, seq_len)
+    return flops
+
+
+def recompute_flops_per_token(params_active: float, arch: Architecture | None, seq_len: int,
+                              include_attention: bool = True) -> float:
+    """What full recompute runs again per token: the forward, 2N (+ the attention forward)."""
+    flops = 2 * params_active
+    if include_attention and arch is not None:
+        flops += attention_flops_per_token(arch, seq_len) / 3
     return flops
 
 
@@ -60,17 +75,28 @@ def training_time(
     full_recompute: bool = False,
     price_per_gpu_hour: float | None = None,
     include_attention: bool = True,
+    trainable: float | None = None,
 ) -> ComputeEstimate:
-    """C = flops_per_token x D; T = C / (gpus x peak x MFU) (x 4/3 with full recompute)."""
-    per_token = training_flops_per_token(params_active, arch, seq_len, include_attention)
+    """C = flops_per_token x D; T = (C + recompute) / (gpus x peak x MFU). ``trainable``: the
+    parameters that get weight gradients, when not all of them (adapters)."""
+    per_token = training_flops_per_token(params_active, arch, seq_len, include_attention,
+                                         trainable)
     total = per_token * tokens
-    seconds = total / (gpus * peak_flops * mfu)
+    run = per_token
     if full_recompute:
-        seconds *= 4 / 3
+        run += recompute_flops_per_token(params_active, arch, seq_len, include_attention)
+    seconds = run * tokens / (gpus * peak_flops * mfu)
     gpu_hours = seconds * gpus / 3600
     cost = gpu_hours * price_per_gpu_hour if price_per_gpu_hour is not None else None
-    formula = "C = (6N + 12*L*d_attn*s) x D" if include_attention and arch else "C = 6*N*D"
-    formula += "; T = C / (GPUs x peak x MFU)" + (" x 4/3 (full recompute)" if full_recompute
-                                                  else "")
+    weights = "6N" if trainable is None else "4N + 2*N_trainable"
+    formula = (f"C = ({weights} + 12*L*d_attn*s) x D" if include_attention and arch
+               else f"C = ({weights}) x D" if trainable is not None else "C = 6*N*D")
+    if trainable is not None:
+        formula += " (frozen base: weight gradients for the adapters only)"
+    formula += "; T = C / (GPUs x peak x MFU)"
+    if full_recompute:
+        formula += (" with the forward run again (+ 2N + 4*L*d_attn*s per token, full "
+                    "recompute)" if include_attention and arch
+                    else " with the forward run again (+ 2N per token, full recompute)")
     return ComputeEstimate(per_token, total, seconds, gpu_hours, cost,
                            CHINCHILLA_TOKENS_PER_PARAM * params_active, formula)

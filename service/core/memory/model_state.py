@@ -19,7 +19,6 @@ from service.core.memory.lora import (
     ADAPTER_BYTES_PER_PARAM,
     NF4_BITS_PER_WEIGHT,
     bnb_4bit_params,
-    lora_params,
 )
 from service.core.memory.precision import (
     compute_dtype_bytes,
@@ -29,6 +28,7 @@ from service.core.memory.precision import (
     weight_bytes_per_param,
 )
 from service.core.memory.regime import regime_of
+from service.core.model.adapter_params import lora_params
 from service.core.model.architecture import Architecture
 from service.core.model.linears import (
     attention_linear_shapes,

@@ -8,7 +8,6 @@ from service.core.memory import model_state
 from service.core.memory.activations import ActivationBreakdown, activation_breakdown
 from service.core.memory.breakdown import Estimate
 from service.core.memory.formula import Component
-from service.core.memory.lora import lora_params
 from service.core.memory.overhead import cublas_workspace, overhead
 from service.core.memory.training_phases import (
     Phase,
@@ -18,6 +17,7 @@ from service.core.memory.training_phases import (
     training_phases,
 )
 from service.core.memory.transients import largest_transient
+from service.core.model.adapter_params import lora_params
 from service.core.model.params import active_parameter_count, parameter_count
 
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from service.core.job.choices import optimizer_name
 from service.core.job.spec import Job
 from service.core.memory.formula import Component, component
-from service.core.memory.lora import NF4_BITS_PER_WEIGHT, bnb_4bit_params, lora_params
+from service.core.memory.lora import NF4_BITS_PER_WEIGHT, bnb_4bit_params
 from service.core.memory.model_state import trainable_rank_params
 from service.core.memory.precision import (
     compute_dtype_bytes,
@@ -24,6 +24,7 @@ from service.core.memory.precision import (
     weight_bytes_per_param,
 )
 from service.core.memory.regime import Regime
+from service.core.model.adapter_params import lora_params
 from service.core.model.architecture import Architecture
 from service.core.model.linears import attention_linear_shapes, mlp_linear_shapes
 from service.core.model.params import layer_params, parameter_breakdown
