@@ -24,9 +24,12 @@ from launch_tools import (
 
 from service.answers import compute_answer
 from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
+from service.core.launch.launch_configs import stated_layout
 from service.core.launch.launch_types import LaunchConfig
 from service.core.launch.megatron_args import uneven_stage_args
-from service.core.planning.plan_types import Plan
+from service.core.memory.job_memory import estimate
+from service.core.planning.plan_types import Layout, Plan
 
 R = EstimateRequest
 TRAINING = {
@@ -49,6 +52,10 @@ TRAINING = {
     "fsdp accelerate tp": R(model="qwen2.5-32b", seq_len=8192, global_batch=64,
                             gpu="h100-80gb", gpu_count=16, framework="fsdp", tp=2,
                             zero_stage=3),
+    "fp8 torchtitan": R(model="llama-3.1-8b", seq_len=8192, global_batch=256, gpu="h100-80gb",
+                        gpu_count=8, framework="fsdp", zero_stage=3, precision="fp8"),
+    "fp8 megatron": R(model="llama-3.1-70b", seq_len=8192, global_batch=512, gpu="h100-80gb",
+                      framework="megatron", precision="fp8"),
     "trainer ddp": R(model="qwen2.5-0.5b", seq_len=2048, global_batch=64, gpu="h100-80gb",
                      gpu_count=8, framework="hf", zero_stage=0),
     "lora": R(model="llama-3.1-8b", task="finetune", finetune_method="lora", seq_len=2048,
@@ -79,6 +86,16 @@ SERVING = {
 def launch_of(request: EstimateRequest) -> tuple[Plan, dict[str, LaunchConfig]]:
     plan = plan_of(request)
     return plan, compute_answer(request).answer.launch
+
+
+def launched_layout(request: EstimateRequest, plan: Plan) -> Layout:
+    """The layout the configs run: the request's own where it states one that fits on the
+    given GPUs, else the planner's."""
+    resolved = resolve(request)
+    if plan.mode == "given" and resolved.layout_stated and estimate(resolved.job).fits:
+        return stated_layout(resolved)
+    assert plan.layout is not None
+    return plan.layout
 
 
 def check(config: LaunchConfig) -> list[str]:
@@ -123,8 +140,7 @@ def _value(argv: tuple[str, ...], flag: str) -> str | None:
 @pytest.mark.parametrize("name", sorted(TRAINING))
 def test_the_batch_arithmetic_adds_up_in_every_config(name: str) -> None:
     plan, launch = launch_of(TRAINING[name])
-    lay = plan.layout
-    assert lay is not None
+    lay = launched_layout(TRAINING[name], plan)
     assert lay.micro_batch * lay.grad_accum * lay.dp == lay.global_batch
     if "deepspeed" in launch:
         ds: dict[str, Any] = launch["deepspeed"].config or {}
@@ -359,3 +375,12 @@ def test_uneven_pipeline_stages_hold_every_layer_and_no_more_than_the_planner_co
         counts = [first, *([middle] * (pp - 2)), last]
     assert len(counts) == pp and sum(counts) == layers
     assert min(counts) >= 1 and max(counts) <= most
+
+
+def test_fp8_training_configs_turn_fp8_on_not_just_bf16() -> None:
+    launch = launch_of(TRAINING["fp8 torchtitan"])[1]
+    titan = tomllib.loads(launch["torchtitan"].text)
+    assert titan["model"]["converters"] == ["quantize.linear.float8"]
+    assert titan["compile"]["enable"] is True
+    megatron = launch_of(TRAINING["fp8 megatron"])[1]["megatron"].argv
+    assert megatron[megatron.index("--fp8-format") + 1] == "hybrid"

@@ -114,8 +114,9 @@ def model_args(arch: Architecture, seq_len: int) -> list[str]:
 
 def megatron_args(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef) -> list[str]:
     """The arguments after ``pretrain_gpt.py``."""
-    precision = {"bf16": ["--bf16"], "fp8": ["--bf16"], "fp16": ["--fp16"]}.get(
-        shape.precision, [])
+    # fp8: Transformer Engine's linears in FP8, E4M3 forward and E5M2 gradients ("hybrid")
+    precision = {"bf16": ["--bf16"], "fp8": ["--bf16", "--fp8-format", "hybrid"],
+                 "fp16": ["--fp16"]}.get(shape.precision, [])
     return [*parallel_args(layout, job),
             "--micro-batch-size", str(shape.micro_batch),
             "--global-batch-size", str(shape.global_batch),
@@ -135,7 +136,8 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
     if arch.moe is not None and (arch.moe.dense_layers or arch.moe.layer_step > 1):
         notes.append("set --moe-layer-freq for the dense layers of this model")
     if shape.precision == "fp8":
-        notes.append("fp8 training: add --fp8-format hybrid (Transformer Engine)")
+        notes.append("fp8 linears need Transformer Engine installed (--transformer-impl "
+                     "transformer_engine, the default)")
     if job.task == "finetune":
         notes.append("fine-tuning: convert the Hugging Face checkpoint to Megatron's format "
                      "(Megatron Bridge) and add --load <its folder> --finetune --no-load-optim, "

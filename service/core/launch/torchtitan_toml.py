@@ -61,7 +61,12 @@ def torchtitan_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRe
         notes.append("fine-tuning loads the Hugging Face weights: download them too "
                      "(download_hf_assets.py --assets safetensors)")
     if shape.precision == "fp8":
-        notes.append("fp8: this config trains in bf16; add torchtitan's float8 converter "
-                     "(model.converters, [quantize.linear.float8]) for fp8 linears")
+        # torchao float8 linears; compiled, which fuses the scaling and casting kernels
+        config["model"]["converters"] = ["quantize.linear.float8"]
+        config["quantize"] = {"linear": {"float8": {
+            "enable_fsdp_float8_all_gather": sharded,
+            "precompute_float8_dynamic_scale_for_fsdp": sharded}}}
+        config["compile"] = {"enable": True}
+        notes.append("fp8 linears come from torchao (pip install torchao); H100 or newer")
     return LaunchConfig("torchtitan", "torchtitan job config", "toml", FILENAME,
                         tomli_w.dumps(config), config, (), tuple(notes))
