@@ -1,5 +1,6 @@
 """Training data given as examples and their length: "1M samples of 512 tokens", "200k
-conversations of ~2k tokens", "50,000 docs x 4096 tokens each". The tokens are the product (for
+conversations of ~2k tokens", "50,000 docs x 4096 tokens each", "50k samples averaging 800
+tokens" (a mean length: the product is still the data's tokens). The tokens are the product (for
 time and cost) and the length is the sequence length; both said back.
 """
 
@@ -15,7 +16,8 @@ _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billio
 _DATASET = re.compile(
     r"(?<![\w.])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?P<scale>k|m|b|thousand|million|billion)?\s+"
     r"(?:training\s+|train\s+)?(?:samples|examples|sequences|seqs|documents|docs|rows|conversations|"
-    r"dialogues|instructions|pairs)\s+(?:of|at|with|x|\*)\s+(?:~|about|around|up\s+to|roughly)?\s*"
+    r"dialogues|instructions|pairs)\s*,?\s+(?:of|at|with|x|\*|averaging|avg\.?|average(?:\s+of)?|"
+    r"on\s+average|each|(?:which|that)\s+averages?)\s+(?:~|about|around|up\s+to|roughly)?\s*"
     r"(?P<len>\d+(?:\.\d+)?)\s?(?P<k>k)?\s*(?:tokens?|toks?)(?:\s+each)?\b")
 
 

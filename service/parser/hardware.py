@@ -27,7 +27,8 @@ from service.parser.vocabulary import Cue
 # A count and the name are on one line, in one cell: "micro batch 1\nrtx 3090 gpus" and
 # "global bs 256\ta100 gpus" have no count.
 _BEFORE = re.compile(
-    rf"(?:(?<![\w.])(?P<nodes>{COUNT})[ \t]*(?:x|\*)?[ \t]*(?:nodes?|machines?|servers?|boxes|hosts)[ \t]*"
+    rf"(?:(?<![\w.])(?P<nodes>{COUNT})[ \t]*(?:x|\*)?[ \t]*"
+    r"(?:nodes?|machines?|servers?|boxes|hosts|instances|pods)[ \t]*"
     r"(?:of|with|x|\*|,|each with)?[ \t]*)?"
     # "2x8 h100", "2 x 8xH100": nodes x GPUs per node; "4 8xH100 nodes" (kept only when a node
     # word follows the name)
@@ -38,13 +39,15 @@ _BEFORE = re.compile(
     r"(?:\d{2,3}[ \t]*gb[ \t]+)?$"
 )
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
-_AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?P<word>nodes?|machines?|servers?|boxes|box|hosts?)\b"
+_AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?"
+                         r"(?P<word>nodes?|machines?|servers?|boxes|box|hosts?|instances?|pods?)\b"
                          r"(?:\s*(?:of|with)\s*(?P<per>\d+)\s*(?:gpus?)?)?")
 # "8 or 16 h100s", "8x vs 16x h100", "1, 2 and 4 h100s" (a list: ", and" alone joins clauses)
 _ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
                           r"|(?<![\w.])(?P<list>\d+(?:\s*x?\s*,\s*\d+)+)\s*(?:x\s*)?and\s*$")
 _WITH_MEMORY = re.compile(r"\d\s?(?:gb|gib|g)\b")
-_PER_NODE = re.compile(r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host)|a\s+node)\b")
+_PER_NODE = re.compile(
+    r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host|instance|pod)|a\s+node)\b")
 # "how many" of something else ("how many days", "how many users") does not ask for GPUs
 _HOW_MANY = re.compile(
     r"\bhow\s+many\b(?!\s+(?:more\s+)?(?:days?|hours?|weeks?|months?|years?|users?|people|ppl|requests?"
@@ -137,8 +140,8 @@ def _taken(marked: str, at: int, end: int) -> bool:
                and not b.attribute.startswith(("unused.", "unsupported.")) for b in bind(seq))
 
 
-_NODE_AFTER = re.compile(r"^\s*(?:gpus?\s+)?(?:nodes?|boxes|servers?|machines?)\b")
-_NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?)\s+(?:of|with)\s*$")
+_NODE_AFTER = re.compile(r"^\s*(?:gpus?\s+)?(?:nodes?|boxes|servers?|machines?|instances|pods)\b")
+_NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?|instances?|pods?)\s+(?:of|with)\s*$")
 _MY = re.compile(r"\b(?:my|our)\s+(?:own\s+|trusty\s+|old\s+|new\s+)?$")
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 # with the misspellings people type in a hurry ("finetnue", "inferance", "servng")
 _FINETUNE = re.compile(
     r"\b(?:fine[\s\-]?tun\w*|finetun\w*|fine[\s\-]?tnu\w*|finet[nu]{2}e\w*|ft|sft|q?lora|peft|"
-    r"adapters?|dpo|rlhf|ppo|grpo|orpo|kto|simpo|ipo|cpo|rloo|reward\s+model(?:l?ing)?|"
+    r"adapters?|(?:dpo|rlhf|ppo|grpo|orpo|kto|simpo|ipo|cpo|rloo|sft|reward)(?:[_\-]?(?:trainer|config))?|"
+    r"reward\s+model(?:l?ing)?|"
     r"preference\s+(?:optimi[sz]ation|tuning)|alignment\s+tuning|tune\s+run|(?:full|q?lora)_finetune_\w+|"
     r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b")
 _SERVE = re.compile(

@@ -48,9 +48,13 @@ def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
 RULES: tuple[Rule, ...] = (
     # KV cache dtype before bare dtypes; "kv cache fp8 vs bf16": both are the KV's
     _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(fp8|int8|int4|fp16|bf16)\s*(?:vs\.?|versus|or)\s*"
-       r"(fp8|int8|int4|fp16|bf16)\b", "kv_cache_dtype", PAIR),
-    _r(r"\b(fp8|int8|int4|fp16|bf16)\s*(?:vs\.?|versus|or)\s*(fp8|int8|int4|fp16|bf16)[\s\-_]{0,2}"
+       r"(fp8|int8|int4|fp16|bf16|auto)\b", "kv_cache_dtype", PAIR),
+    _r(r"\b(fp8|int8|int4|fp16|bf16|auto)\s*(?:vs\.?|versus|or)\s*(fp8|int8|int4|fp16|bf16)[\s\-_]{0,2}"
        r"kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", PAIR),
+    # "fp8 kv cache vs auto": vLLM's --kv-cache-dtype auto (the model's 16-bit dtype)
+    _r(r"\b(fp8|int8|int4|fp16|bf16)[\s\-_]{0,2}kv(?:[\s\-_]*cache)?(?:[\s\-_]*dtype)?\s*"
+       r"(?:vs\.?|versus|or)\s*(auto|fp8|int8|int4|fp16|bf16)\b"
+       r"(?![\s\-_]{0,2}(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", PAIR),
     _r(r"\bkv(?:[ \-_]?cache)?(?:[ \-_]?dtype)?[ ]*(?:in|=|:|at|as)?[ ]*[\"']?(fp8|int8|int4|fp16|bf16)"
        r"(?![ ]?(?:weights?|quant\w*|model)\b)", "kv_cache_dtype", G),  # "int8 kv-cache fp8": fp8 is the KV's
     _r(r"\b(fp8|int8|int4|fp16|bf16)(?:_e4m3|_e5m2)?[\s\-_]{0,2}kv(?:[\s\-_]*cache)?\b", "kv_cache_dtype", G),
@@ -67,9 +71,9 @@ RULES: tuple[Rule, ...] = (
        "finetune_method", "full",
        "'full' in a fine-tuning question read as full fine-tuning (every weight trains)"),
     # preference objectives (RLHF with generation, PPO/GRPO, is not one: it is left unread)
-    _r(r"\b(dpo|ipo|kto|orpo|simpo|cpo)\b", "objective", S,
+    _r(r"\b(dpo|ipo|kto|orpo|simpo|cpo)(?:[_\-]?(?:trainer|config))?\b", "objective", S,  # TRL's DPOTrainer
        "preference objective: chosen and rejected sequences, and a reference model for DPO/IPO/KTO"),
-    _r(r"\b(?:grpo|ppo|rloo|rlhf|reinforce\+\+)\b", "_rl", True,
+    _r(r"\b(?:grpo|ppo|rloo|rlhf|reinforce\+\+)(?:[_\-]?(?:trainer|config))?\b", "_rl", True,
        "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
        "critic models are not counted"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
@@ -131,7 +135,8 @@ RULES: tuple[Rule, ...] = (
     _r(rf"\b{_FLASH}|--use-flash-attn\b|flash_attention_2", "flash_attn", True),
     # one person using a local server: one sequence at a time
     _r(r"\b(?:just|only)\s+me\b(?!\s*(?:\+|and|&|plus)\s)|\bsingle[\s\-]user\b|\bjust\s+for\s+me\b"
-       r"|\bpersonal\s+use\b", "concurrent", 1),
+       r"|\bpersonal\s+use\b|\b(?:just|only)\s+(?:one|a\s+single|1)\s+(?:sequence|seq|request|req|user|"
+       r"session|stream|conversation|chat)\b", "concurrent", 1),
     # a fused linear + cross-entropy kernel: the full logits are never built
     _r(r"\b(?:no|without)\s+liger\b|\bliger(?:[\s\-_]*kernels?)?\s*(?:off|disabled|[=:]\s*false)\b"
        r"|\buse_liger(?:_kernel)?\s*[=:]\s*false\b", "chunked_loss", False),
@@ -219,7 +224,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
-    "concurrent": ("me", "user", "personal"),
+    "concurrent": ("me", "user", "personal", "just", "only"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
     "quantization": ("awq", "gptq", "gguf", "mxfp4",

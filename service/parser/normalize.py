@@ -47,6 +47,15 @@ _PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:o
 _YEAR = re.compile(r"\b(?:(?<=the )|(?<=in )|(?<=since )|(?<=by )|(?<=for )|(?<=q[1-4] )"
                    r"|(?<=fy))(?:201[5-9]|202\d|203[0-5])\b"
                    r"(?!\s*(?:tokens?|gpus?|k\b|x\b|seq|ctx|context))", re.I)
+# "how many 32k sessions": the count is the question, so the number sizes each one
+_HOW_MANY_SIZED = re.compile(
+    r"\bhow\s+many\s+((?:concurrent|parallel|simultaneous)\s+)?(\d{1,3}(?:\.\d)?\s?k|\d{4,6})"
+    r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
+    r"chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
+# a ticket, PR or issue number ("PR #4096", "re ticket 8192") names a thing, not a setting
+_REFERENCE = re.compile(r"(?<![\w&])#\s?\d+\b|\b(?:tickets?|prs?|pull\s+requests?|issues?|jira|bugs?"
+                        r"|incidents?|inc)\s*(?:no\.?|number|num)?\s*#?\s*\d+\b(?!\s*(?:[kmbt]\b|x\b|gpus?|gb))",
+                        re.I)
 _RANK_OF_PROCESS = re.compile(r"\b(?:machine|local|node|global|process)[\s_\-]?rank\s*[:=]?\s*\d+", re.I)
 _TAG = re.compile(r"(?<=[a-z0-9]):(?=\d+(?:\.\d+)?[bm]\b)", re.I)  # ollama tags: "llama3:70b"
 _TRANSLATE = str.maketrans({
@@ -118,16 +127,20 @@ def clean(raw: object) -> Cleaned:
 def _numbers_as_written(text: str) -> str:
     """'2^15' -> '32768', '1,5T' -> '1.5T', '128 000 tokens' -> '128000 tokens', 'half a
     trillion' -> '0.5 trillion', '400M-token' -> '400M tokens', '1.10 $/h' and '2.4/gpu-hr' ->
-    '$1.10/h', '$2.4/gpu-hr'; a process's rank ('machine_rank: 0') is not a LoRA rank."""
+    '$1.10/h', '$2.4/gpu-hr'; a process's rank ('machine_rank: 0') is not a LoRA rank, nor a
+    ticket's or PR's number a sequence length; 'how many 32k sessions' -> 'how many sessions at
+    32k context'."""
     text = _POWER_OF_TWO.sub(lambda m: str(2 ** int(m[1])), text)
     text = _DECIMAL_COMMA.sub(r"\1.\2\3", text)
     text = _SPACED_THOUSANDS.sub(r"\1\2", text)
     text = _HALF_A.sub(r"0.5 \1", text)
     text = _ONE_A.sub(r"1 \1 ", text)
     text = _N_TOKEN.sub(r"\1 tokens", text)
+    text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
     text = _DOLLARS_AFTER.sub(r"$\1", text)
     text = _PER_GPU_HOUR.sub(r"$\1", text)
     text = _YEAR.sub(" ", text)
+    text = _REFERENCE.sub(" ", text)
     return _RANK_OF_PROCESS.sub(" ", text)
 
 

@@ -138,6 +138,10 @@ def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -
         fields["gpu_count"] = per * nodes
         notes.append(f"{nodes} nodes x {per} GPUs = {per * nodes} GPUs")
     count, nodes = fields.get("gpu_count"), fields.get("nodes")
+    if isinstance(count, int) and isinstance(nodes, int) and nodes > 1 and count == per:
+        # "(8x h100 each) ... 16 of those instances": the count written was one node's
+        fields["gpu_count"] = count = per * nodes
+        notes.append(f"{nodes} nodes x {per} GPUs = {count} GPUs")
     if isinstance(count, int) and isinstance(nodes, int) and nodes > 1 and count % nodes == 0 \
             and "gpus_per_node" not in fields:  # "2 nodes of 4x A100": nodes of 4, not the usual 8
         fields["gpus_per_node"] = count // nodes

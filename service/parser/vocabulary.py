@@ -115,11 +115,17 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("nodes", "B", """
         nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
-        nodes x, nodes each with, hosts of, hosts with
+        nodes x, nodes each with, hosts of, hosts with, instances of, instances with, pods of,
+        pods with, of those instances, of these instances, of those nodes, of these nodes,
+        of those machines, of these machines, of those servers, of these servers, of those boxes,
+        of those hosts
     """),
     ("gpus_per_node", "A", """
         nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
-        nodes x, nodes each with, hosts of, hosts with
+        nodes x, nodes each with, hosts of, hosts with, instances of, instances with, pods of,
+        pods with, of those instances, of these instances, of those nodes, of these nodes,
+        of those machines, of these machines, of those servers, of these servers, of those boxes,
+        of those hosts
     """),
     ("nodes", "A", """
         nnodes, num nodes, num machines, node count, number of nodes, nodes

@@ -28,7 +28,9 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
                 notes: Notes) -> Parallelism:
     arch = model.arch
     tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
-    gpus = _gpu_count(req, per_node, tp * pp * cp)
+    # without a stated count, the fewest GPUs the stated split needs: expert parallelism is
+    # carved out of data parallelism, so EP=64 needs 64 data-parallel ranks
+    gpus = _gpu_count(req, per_node, tp * pp * cp * (req.ep or 1))
     if task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
             and llamacpp_serves(req.framework, req.quantization):
         pp = gpus // cp
