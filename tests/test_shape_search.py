@@ -13,6 +13,9 @@ import pytest
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
+from service.core.memory.serving import serving_weights
+from service.core.memory.serving_split import busiest_share
+from service.core.model.tensor_parallel import serving_tp_sizes
 from service.core.planning.fits_on import fits_on
 from service.core.planning.layout_totals import LayoutTotals
 from service.core.planning.layouts import Structure, leanest
@@ -71,3 +74,21 @@ def test_a_moe_table_finds_layouts_whose_dp_suits_a_smaller_expert_split() -> No
     row = rows["l4-24gb"]
     assert row.gpus is not None and row.gpus <= 4096, row
     assert row.total_bytes is not None and row.total_bytes <= row.budget_bytes
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "mixtral-8x22b", "deepseek-v3", "gemma-2-9b",
+                                   "qwen3-235b-a22b", "llama-4-scout"])
+@pytest.mark.parametrize("quantization", ["none", "awq", "fp8"])
+def test_no_serving_gpu_holds_less_than_an_even_share_of_the_weights(
+        model: str, quantization: str) -> None:
+    """The serving search skips an engine whose even share of the weights fills the budget
+    (``serving_plan.best_shape``): each GPU holds at least that share, pipeline stages included."""
+    arch = resolve(EstimateRequest(model=model, task="infer")).job.arch
+    whole = serving_weights(arch, quantization).bytes
+    for tp in serving_tp_sizes(arch, 64, 64):
+        for pp in (1, 2, 3, 5, 8, arch.layers // 2):
+            if pp > arch.layers:
+                continue
+            share = busiest_share(arch, tp, pp) if pp > 1 else None
+            per_gpu = serving_weights(arch, quantization, 1.0, tp * pp, share).bytes
+            assert per_gpu * tp * pp >= whole - tp * pp, (tp, pp)

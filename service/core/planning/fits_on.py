@@ -3,7 +3,7 @@
 Training: one table of totals serves every GPU type (per-GPU bytes of a layout do not depend
 on the GPU, ``layout_totals.py``), GPU types with the same search space and budget share one
 search, and a space's budgets are searched largest first: where one fits nowhere, no smaller
-one does. Serving: the fewest
+one does, and a smaller one needs at least the GPUs the larger one needed. Serving: the fewest
 tensor/pipeline-parallel GPUs per type (``serving_plan.py``).
 """
 
@@ -56,6 +56,8 @@ def _fewest_by_budget(resolved: ResolvedJob, catalog: list[Gpu],
     found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
     fits_nowhere: set[SearchSpace] = set()
     probes: dict[SearchSpace, ShapeProbes] = {}
+    # within a space, a smaller budget needs at least the GPUs a larger one needed
+    at_least: dict[SearchSpace, int] = {}
     for (space, budget), gpu in sorted(gpus_of.items(), key=lambda item: -item[0][1]):
         if space in fits_nowhere:
             found[(space, budget)] = (None, budget)
@@ -63,11 +65,13 @@ def _fewest_by_budget(resolved: ResolvedJob, catalog: list[Gpu],
         searcher = make_searcher(resolved, gpu, space)
         searcher.leanest_wanted = False
         searcher.probes = probes.setdefault(space, searcher.probes)
-        hit, _ = fewest(searcher, states_lower_bound(searcher.memory, searcher.budget),
-                        with_miss=False)
+        lower = max(states_lower_bound(searcher.memory, searcher.budget), at_least.get(space, 1))
+        hit, _ = fewest(searcher, lower, with_miss=False)
         found[(space, budget)] = (hit.best if hit is not None else None, searcher.budget)
         if hit is None:
             fits_nowhere.add(space)
+        elif hit.best is not None:
+            at_least[space] = hit.best.layout.gpus
     return found
 
 

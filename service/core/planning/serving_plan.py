@@ -21,7 +21,7 @@ from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
-from service.core.memory.serving import LLAMACPP, ServingBudget
+from service.core.memory.serving import LLAMACPP, ServingBudget, serving_weights
 from service.core.memory.serving_memory import serving_estimate
 from service.core.memory.serving_split import serving_share
 from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
@@ -94,16 +94,23 @@ def stated_shape(resolved: ResolvedJob) -> StatedShape:
 
 
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
-               stated: StatedShape = StatedShape()) -> ServingFit | None:
+               stated: StatedShape = StatedShape(), prune: bool = True) -> ServingFit | None:
     """On ``gpus``: of the layouts that fit, engines inside a node without pipeline stages
     first, then the smallest engine (the most replicas: tensor parallelism to hold the model,
     data parallelism for the load, as vLLM's parallelism guide advises); when none fits, the
     layout with the most room. Replicas are node-aligned. What the request fixed stays
-    (``StatedShape``)."""
+    (``StatedShape``).
+
+    ``prune``: an engine whose even share of the weights alone fills the budget has no room
+    for a sequence (each GPU holds at least that share: ``serving_weights``), so it is not
+    evaluated; where nothing has room, every layout is, for the least short."""
     limit = serving_tp_limit(gpu, per_node)
     fitting: list[ServingFit] = []
     misses: list[ServingFit] = []
     roomiest: ServingFit | None = None
+    ceiling = round(gpu.memory_bytes_usable * budget.memory_fraction)
+    whole = serving_weights(job.arch, job.quantization, job.param_scale).bytes if prune else 0
+    pruned = False
     for replicas in [r for r in range(1, gpus + 1) if gpus % r == 0] if stated.replicas else [1]:
         for size, pp in shapes(job, gpus // replicas, limit, stated.tp):
             if stated.pp is not None and pp != stated.pp:
@@ -111,6 +118,9 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
             engine = size * pp
             if replicas > 1 and per_node % engine and engine % per_node:
                 continue  # a replica straddling two nodes: no better than one engine
+            if prune and whole > ceiling * engine:
+                pruned = True
+                continue
             fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
             if fit.fits:
                 fitting.append(fit)
@@ -120,6 +130,8 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
                     roomiest = fit
     if fitting:
         return min(fitting, key=lambda f: _preference(f, per_node))
+    if pruned and (roomiest is None or roomiest.max_concurrent == 0):
+        return best_shape(job, gpu, gpus, per_node, budget, stated, prune=False)
     if roomiest is None:
         return None
     if roomiest.max_concurrent == 0:  # the weights leave no room anywhere: the least short
