@@ -8,7 +8,6 @@ bare size, the "80" of "a100 80gb" is not a count).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from itertools import islice
 
 from service.parser.tokens import CLAIMED
@@ -61,17 +60,19 @@ class Scan:
             self.claim(start, end)
 
     def finditer(self, pattern: re.Pattern[str], limit: int = MAX_MATCHES,
-                 near: tuple[str, ...] = ()) -> Iterator[re.Match[str]]:
-        """Up to ``limit`` matches on the view as it is now (claims made while iterating do
-        not hide later matches: callers check ``free`` when that matters). With ``near``, only
-        around those words: a pattern whose every match contains one of them need not scan a
-        long paste end to end."""
+                 near: tuple[str, ...] = ()) -> list[re.Match[str]]:
+        """Up to ``limit`` matches on the view as it is now (claims made while the caller goes
+        through them do not hide later ones: callers check ``free`` when that matters). With
+        ``near``, only around those words: a pattern whose every match contains one of them
+        need not scan a long paste end to end."""
         view = self.view()
         if not near:
-            yield from islice(pattern.finditer(view), limit)
-            return
-        found = (m for start, end in self.windows(near) for m in pattern.finditer(view, start, end))
-        yield from islice(found, limit)
+            return list(islice(pattern.finditer(view), limit))
+        spans = self.windows(near)
+        if not spans:
+            return []
+        found = (m for start, end in spans for m in pattern.finditer(view, start, end))
+        return list(islice(found, limit))
 
     def windows(self, words: tuple[str, ...]) -> list[tuple[int, int]]:
         """Merged spans of ``NEAR`` characters around each occurrence of ``words`` in the text."""
