@@ -177,7 +177,9 @@ _HARDWARE = ("gpu", "gpu_count", "nodes", "gpus_per_node", "tp", "pp", "cp", "ep
 # that name models and runs but ask nothing fitcheck sizes
 _NOT_SIZING = re.compile(
     r"\b(?:mmlu|gsm8k|humaneval|benchmarks?|leaderboard|evals?\s+scores?|scores?|accuracy|perplexity"
-    r"|smarter|hallucinat\w*|loss\s+(?:spik\w*|diverg\w*|curve|is\s+nan|goes?\s+nan|explod\w*)"
+    r"|smarter|hallucinat\w*|loss\s+(?:spik\w*|diverg\w*|curve|is\s+nan|goes?\s+nan|explod\w*"
+    r"|(?:is\s+|got\s+|gets\s+)?(?:stuck|flat|plateau\w*|not\s+(?:going\s+down|decreasing|dropping)))"
+    r"|plateau\w*|overfit\w*|underfit\w*|converg\w*"
     r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
     r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
     r"|slack\s+token|api\s+keys?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"

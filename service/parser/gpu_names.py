@@ -30,7 +30,10 @@ _NAME = re.compile(
     r"(?:s(?=[\s\-_(]+(?:sxm|pcie|nvl|\(?\d{1,3}\s?(?:gb|gib|g)\b)))?"  # "a100s 40g", "h100s pcie"
     r"(?P<variant>(?:[\s\-_]{0,3}(?:sxm\d?|pcie|nvl|hbm3e?|ada|blackwell|max[\s\-]?q|mobile|laptop|ti|super"
     r"|xtx|xt|gre|ultra))*)"
-    r"(?P<mem>[\s\-_]{0,3}\(?\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9])"
+    # "2x 3090 (48GB total)": memory summed over the cards is not the card's variant
+    r"(?P<mem>[\s\-_]{0,3}(?:\(\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9])"
+    r"(?!\s*(?:total|in\s+total|combined|together|overall|altogether|across)\b)"
+    r"|\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9]))"
     r"|[ \-_](?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%])"
     r"(?!\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
     r"|clients?|chats?|gpus?|cards?|nodes?|layers|heads)\b))?"

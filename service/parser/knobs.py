@@ -82,7 +82,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
     _r(r"\bdeep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds_config\b|\bds_z[0-3]",
        "framework", "deepspeed"),
-    _r(r"\bvllm\b|\bllm\(\s*model\s*=", "_serving_framework", "vllm"),  # serving's engine (vLLM's LLM(...))
+    # serving's engine: vLLM by name, its LLM(...) class, or its own argument names
+    _r(r"\bvllm\b|\bllm\(\s*(?:model\s*=\s*)?[\"']|\b(?=(?:max_model_len|max_num_seqs|"
+       r"gpu_memory_utilization)\s*=)", "_serving_framework", "vllm"),  # (reads, claims nothing)
     _r(r"\bsglang\b", "_serving_framework", "sglang"),
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
@@ -214,7 +216,8 @@ def _dtype(match: re.Match[str]) -> str:
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
-    "_serving_framework": ("vllm", "sglang", "llm("),
+    "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
+                           "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
     "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),

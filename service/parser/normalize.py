@@ -52,6 +52,8 @@ _HOW_MANY_SIZED = re.compile(
     r"\bhow\s+many\s+((?:concurrent|parallel|simultaneous)\s+)?(\d{1,3}(?:\.\d)?\s?k|\d{4,6})"
     r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
     r"chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
+# 3D-parallel shorthand "t=8 p=8 d=8" (only as the triple: a lone "p=8" says nothing)
+_3D_SHORTHAND = re.compile(r"\bt\s*=\s*(\d+)\s*[,;/]?\s*p\s*=\s*(\d+)\s*[,;/]?\s*d\s*=\s*(\d+)\b", re.I)
 # a ticket, PR or issue number ("PR #4096", "re ticket 8192") names a thing, not a setting
 _REFERENCE = re.compile(r"(?<![\w&])#\s?\d+\b|\b(?:tickets?|prs?|pull\s+requests?|issues?|jira|bugs?"
                         r"|incidents?|inc)\s*(?:no\.?|number|num)?\s*#?\s*\d+\b(?!\s*(?:[kmbt]\b|x\b|gpus?|gb))",
@@ -119,6 +121,7 @@ def clean(raw: object) -> Cleaned:
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
     text = _BATCH_UNIT.sub(r"\1", text)
+    text = _3D_SHORTHAND.sub(r"tp=\1 pp=\2 dp=\3", text)
     text = _numbers_as_written(text)
     text = _SPACES.sub(" ", text).strip()
     return Cleaned(text, had_markup=marked or tags)
