@@ -22,16 +22,46 @@ MODEL_FIELDS = ("model", "params_b", "arch")
 MAX_IGNORED = 6  # a long paste's unread numbers: the first few are enough to say
 
 
+# a correction or a move to another setup: a setting written again after one of these replaces
+# what was written before it ("70b, sorry, 8b", "4 gpus... correction, 8", "today 2 a10g;
+# moving to one l40s")
+_SUPERSEDES = re.compile(
+    r"\b(?:sorry|i\s+meant?|actually|scratch\s+that|correction|no\s+wait|wait,?\s+no|oops|whoops|argh"
+    r"|ugh|my\s+bad|er+|erm|edit|swapped|make\s+(?:it|that)|moving\s+to|move\s+to|migrat\w+\s+to"
+    r"|switch(?:ing)?\s+to|planning\s+to|the\s+plan\s+is|proposal|proposed|next\s+run|next\s+quarter"
+    r"|if\s+we\s+(?:switch|move|go)|want\s+to\s+(?:try|move|switch|go)|instead|we'?ll\s+have)\b")
+
+
 def ordered_values(scan: Scan) -> dict[str, list[Any]]:
-    """Each field's distinct values in the order written, skipping "instead of X" values."""
+    """Each field's distinct values in the order written, skipping "instead of X" values and
+    values a correction or a move to another setup replaced (``_SUPERSEDES``)."""
     out: dict[str, list[Any]] = {}
-    for f in sorted(scan.findings, key=lambda f: f.start):
+    marks = [m.start() for m in _SUPERSEDES.finditer(scan.low)]
+    findings = sorted(scan.findings, key=lambda f: f.start)
+    for i, f in enumerate(findings):
         if f.end > f.start and scan.stale(f.start):
+            continue
+        if marks and f.end > f.start and _replaced(f, findings[i + 1:], marks):
             continue
         values = out.setdefault(f.field, [])
         if f.value not in values:
             values.append(f.value)
+    replaced = [f.value for f in findings if f.field == "model" and f.value not in out.get("model", [])]
+    if replaced and "model" not in out and out.get("params_b"):
+        # "llama 3.1 70b, argh, 8b I mean": the 8B of the same family
+        sibling = same_family(replaced[0], out["params_b"][0])
+        if sibling is not None:
+            out["model"] = [sibling]
+            del out["params_b"]
     return out
+
+
+def _replaced(finding: Finding, later: list[Finding], marks: list[int]) -> bool:
+    """Whether the field is written again after a correction or a move that follows this one."""
+    field = "model" if finding.field == "params_b" else finding.field
+    return any(("model" if f.field == "params_b" else f.field) == field and f.end > f.start
+               and f.value != finding.value and any(finding.end <= m < f.start for m in marks)
+               for f in later)
 
 
 def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
@@ -177,13 +207,18 @@ _HARDWARE = ("gpu", "gpu_count", "nodes", "gpus_per_node", "tp", "pp", "cp", "ep
 # that name models and runs but ask nothing fitcheck sizes
 _NOT_SIZING = re.compile(
     r"\b(?:mmlu|gsm8k|humaneval|benchmarks?|leaderboard|evals?\s+scores?|scores?|accuracy|perplexity"
-    r"|smarter|hallucinat\w*|loss\s+(?:spik\w*|diverg\w*|curve|is\s+nan|goes?\s+nan|explod\w*"
+    r"|smarter|hallucinat\w*|loss\s+(?:(?:is\s+|keeps\s+)?(?:spik\w*|diverg\w*)|curve|is\s+nan|goes?\s+nan|explod\w*"
     r"|(?:is\s+|got\s+|gets\s+)?(?:stuck|flat|plateau\w*|not\s+(?:going\s+down|decreasing|dropping)))"
     r"|plateau\w*|overfit\w*|underfit\w*|converg\w*"
     r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
     r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
     r"|slack\s+token|api\s+keys?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
-    r"|nccl\s+(?:error|timeout)|cuda\s+error(?!\W+out\s+of\s+memory))\b")
+    r"|nccl\s+(?:error|timeout)|cuda\s+error(?!\W+out\s+of\s+memory)"
+    r"|best\s+(?:learning\s+rate|lr)|learning\s+rate\s+(?:for|should|to\s+use))\b")
+# a crash or a tuning question stays one with its GPU named ("NCCL timeout on our 16 h100s")
+_NOT_SIZING_EVEN_WITH_GPU = re.compile(
+    r"\b(?:nccl\s+(?:error|timeout)s?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
+    r"|cuda\s+error(?!\W+out\s+of\s+memory)|best\s+(?:learning\s+rate|lr)|loss\s+(?:is\s+|keeps\s+)?spik\w*)\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
@@ -206,7 +241,10 @@ def _not_sizing(cue: Cues, fields: dict[str, Any], low: str) -> bool:
     """Scores, loss curves, the bot's own instructions, poems: named models, nothing to size."""
     if _CREATIVE.search(low):
         return True
-    return bool(_NOT_SIZING.search(low)) and not (cue.memory_ask or cue.time_ask or "gpu" in fields)
+    if cue.memory_ask or cue.time_ask:
+        return False
+    return bool(_NOT_SIZING_EVEN_WITH_GPU.search(low)) or (
+        bool(_NOT_SIZING.search(low)) and "gpu" not in fields)
 
 
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:

@@ -74,7 +74,9 @@ _HELP_QUESTION = re.compile(
     r"|what\s+(?:kinds?|sorts?|types?)\s+of\s+questions|can\s+i\s+(?:just\s+)?paste"
     r"|do\s+i\s+(?:have|need)\s+to\s+repeat|does\s+it\s+remember|how\s+do\s+follow[\s\-]?ups\s+work"
     r"|what\s+(?:do|would)\s+you\s+need\s+(?:from\s+me|to\s+know)|what\s+(?:info|information|details)"
-    r"\s+do\s+you\s+need|first\s+time\s+using\s+(?:this|you|the\s+bot|fitcheck))\b")
+    r"\s+do\s+you\s+need|first\s+time\s+using\s+(?:this|you|the\s+bot|fitcheck)"
+    r"|(?:which|what)\s+(?:models?|gpus?)\s+(?:do|can)\s+you\s+(?:know|support|cover|handle)"
+    r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link)\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"

@@ -51,7 +51,15 @@ _YEAR = re.compile(r"\b(?:(?<=the )|(?<=in )|(?<=since )|(?<=by )|(?<=for )|(?<=
 _HOW_MANY_SIZED = re.compile(
     r"\bhow\s+many\s+((?:concurrent|parallel|simultaneous)\s+)?(\d{1,3}(?:\.\d)?\s?k|\d{4,6})"
     r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
-    r"chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
+    r"convos?|chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
+# Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
+_STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
+# "seq 4k (edit: 8k)": the edit replaces the value just before it
+_EDITED = re.compile(r"\S+\s*\((?:edit(?:ed)?|correction|update[d]?|fixed)\s*:\s*([^()\n]{1,24})\)", re.I)
+# "half a node of 8 h100s": half the node's GPUs
+_HALF_NODE = re.compile(r"\bhalf\s+(?:a|the|of\s+a|of\s+the)\s+(?:node|box|server|machine)\s+"
+                        r"(?:of|with)\s+(\d{1,2})\s*x?\s*", re.I)
+_UNDERSCORE_THOUSANDS = re.compile(r"\b(\d{1,3})_(\d{3})\b")  # "32_768", as Python writes it
 # 3D-parallel shorthand "t=8 p=8 d=8" (only as the triple: a lone "p=8" says nothing)
 _3D_SHORTHAND = re.compile(r"\bt\s*=\s*(\d+)\s*[,;/]?\s*p\s*=\s*(\d+)\s*[,;/]?\s*d\s*=\s*(\d+)\b", re.I)
 # a ticket, PR or issue number ("PR #4096", "re ticket 8192") names a thing, not a setting
@@ -120,6 +128,8 @@ def clean(raw: object) -> Cleaned:
     text = _WITH.sub("with ", _WITHOUT.sub("without", text))
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
+    text = _STRUCK.sub(" ", text)
+    text = _EDITED.sub(r"\1", text)
     text = _BATCH_UNIT.sub(r"\1", text)
     text = _3D_SHORTHAND.sub(r"tp=\1 pp=\2 dp=\3", text)
     text = _numbers_as_written(text)
@@ -136,6 +146,8 @@ def _numbers_as_written(text: str) -> str:
     text = _POWER_OF_TWO.sub(lambda m: str(2 ** int(m[1])), text)
     text = _DECIMAL_COMMA.sub(r"\1.\2\3", text)
     text = _SPACED_THOUSANDS.sub(r"\1\2", text)
+    text = _UNDERSCORE_THOUSANDS.sub(r"\1\2", text)
+    text = _HALF_NODE.sub(lambda m: f"{int(m[1]) // 2}x ", text)
     text = _HALF_A.sub(r"0.5 \1", text)
     text = _ONE_A.sub(r"1 \1 ", text)
     text = _N_TOKEN.sub(r"\1 tokens", text)
