@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.core.compute.training_time import ComputeEstimate, training_time
-from service.core.hardware.gpus import find_gpu, peak_flops
+from service.core.compute.training_time import (
+    ComputeEstimate,
+    recompute_flops_per_token,
+    training_flops_per_token,
+    training_time,
+)
+from service.core.hardware.gpus import Gpu, find_gpu, peak_flops
 from service.core.job.assumptions import Assumption, default, stated
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
@@ -42,17 +47,14 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
         gpu = find_gpu(DEFAULT_TIME_GPU)
         notes.append(default("gpu", gpu.id, "time on a common training GPU (no GPU given)"))
     peak_precision = {"fp8": "fp8", "fp32": "tf32"}.get(job.precision, "bf16")
+    active = active_parameter_count(job.arch) * job.param_scale
+    # adapters: only they get weight gradients (the textbook 6ND beside it stays 6ND)
+    trainable = None if job.trains_all_weights else float(
+        lora_params(job.arch, job.lora_rank, job.lora_targets))
     mfu = resolved.mfu
-    fp8_gain = peak_flops(gpu, "fp8") / peak_flops(gpu, "bf16")
-    if mfu is None and peak_precision == "fp8" and fp8_gain > 1:
-        # of the FP8 peak: bf16's typical utilisation times the measured FP8 speedup
-        mfu = round(gpu.default_mfu * min(FP8_TRAINING_SPEEDUP, fp8_gain) / fp8_gain, 3)
-        notes.append(default("mfu", mfu, f"of the FP8 peak: {gpu.default_mfu:.0%} typical for "
-                             f"the {gpu.name} in bf16, x {FP8_TRAINING_SPEEDUP:g} FP8 speedup / "
-                             f"{fp8_gain:.3g}x FP8 peak", f"{gpu.mfu_note}; {FP8_SOURCE}"))
-    elif mfu is None:
-        mfu = gpu.default_mfu
-        notes.append(default("mfu", mfu, f"typical for the {gpu.name}", gpu.mfu_note))
+    if mfu is None:
+        mfu, note = default_mfu(gpu, peak_precision, job, active, trainable)
+        notes.append(note)
     else:
         notes.append(stated("mfu", mfu))
     price = resolved.price_per_gpu_hour
@@ -63,18 +65,37 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
                                  gpu.price_note))
     else:
         notes.append(stated("price_per_gpu_hour", price))
-    active = active_parameter_count(job.arch) * job.param_scale
-    # adapters: only they get weight gradients (the textbook 6ND beside it stays 6ND)
-    trainable = None if job.trains_all_weights else float(
-        lora_params(job.arch, job.lora_rank, job.lora_targets))
     peak = peak_flops(gpu, peak_precision)
 
     def run(textbook: bool) -> ComputeEstimate:
         return training_time(params_active=active, tokens=resolved.tokens or 0.0,
                              gpus=job.parallel.gpus, peak_flops=peak, mfu=mfu, arch=job.arch,
                              seq_len=job.seq_len, price_per_gpu_hour=price,
-                             full_recompute=job.recompute == "full" and not textbook,
                              include_attention=not textbook,
                              trainable=None if textbook else trainable)
 
     return TimeAndCost(run(textbook=False), run(textbook=True), tuple(notes))
+
+
+def default_mfu(gpu: Gpu, peak_precision: str, job: Job, active: float,
+                trainable: float | None) -> tuple[float, Assumption]:
+    """The GPU's typical utilisation (the catalog's, for runs without recompute), as model FLOPs
+    utilisation of this job. MFU counts the model's FLOPs only (PaLM, Chowdhery et al. 2022,
+    app. B: rematerialisation is excluded), so full recompute, which runs the forward again on
+    the same hardware, leaves model FLOPs / (model + recomputed FLOPs) of it; FP8 GEMMs measure
+    against twice the peak and gain FP8_TRAINING_SPEEDUP."""
+    mfu, why, source = gpu.default_mfu, f"typical for the {gpu.name}", gpu.mfu_note
+    fp8_gain = peak_flops(gpu, "fp8") / peak_flops(gpu, "bf16")
+    if peak_precision == "fp8" and fp8_gain > 1:
+        mfu *= min(FP8_TRAINING_SPEEDUP, fp8_gain) / fp8_gain
+        why = (f"of the FP8 peak: {gpu.default_mfu:.0%} typical for the {gpu.name} in bf16, "
+               f"x {FP8_TRAINING_SPEEDUP:g} FP8 speedup / {fp8_gain:.3g}x FP8 peak")
+        source += f"; {FP8_SOURCE}"
+    if job.recompute == "full":
+        model = training_flops_per_token(active, job.arch, job.seq_len, True, trainable)
+        share = model / (model + recompute_flops_per_token(active, job.arch, job.seq_len))
+        mfu *= share
+        why += (f"; x {share:.2f} with full recompute: the forward runs again (2N + the "
+                f"attention's forward per token), which model FLOPs do not count")
+        source += "; MFU excludes recomputation: Chowdhery et al. 2022 (PaLM) app. B"
+    return round(mfu, 3), default("mfu", round(mfu, 3), why, source)

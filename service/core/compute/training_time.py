@@ -7,8 +7,8 @@ parameter count. Adapters (LoRA, QLoRA) freeze the base: the backward still pass
 activations' gradients through every layer (2N) but computes weight gradients for the adapters
 alone, 4N + 2 N_trainable (PyTorch autograd skips the weight-gradient matmul of a tensor with
 requires_grad=False). Full recompute re-runs the forward (2N + 4 x layers x d_attn x seq, the
-attention term's forward third): for full training 8N instead of 6N, 4/3 as long at the same
-hardware utilisation.
+attention term's forward third): the hardware does 8N instead of 6N, which the model FLOPs
+utilisation (MFU) a run reaches reflects (``time_cost.default_mfu``).
 Time T = C / (GPUs x peak FLOP/s x MFU). Compute-optimal tokens ~ 20 x N (Hoffmann et al. 2022).
 """
 
@@ -72,20 +72,17 @@ def training_time(
     mfu: float,
     arch: Architecture | None = None,
     seq_len: int = 4096,
-    full_recompute: bool = False,
     price_per_gpu_hour: float | None = None,
     include_attention: bool = True,
     trainable: float | None = None,
 ) -> ComputeEstimate:
-    """C = flops_per_token x D; T = (C + recompute) / (gpus x peak x MFU). ``trainable``: the
+    """C = flops_per_token x D; T = C / (gpus x peak x MFU), MFU in model FLOPs (recompute's
+    cost is in the MFU a run reaches: ``time_cost.default_mfu``). ``trainable``: the
     parameters that get weight gradients, when not all of them (adapters)."""
     per_token = training_flops_per_token(params_active, arch, seq_len, include_attention,
                                          trainable)
     total = per_token * tokens
-    run = per_token
-    if full_recompute:
-        run += recompute_flops_per_token(params_active, arch, seq_len, include_attention)
-    seconds = run * tokens / (gpus * peak_flops * mfu)
+    seconds = total / (gpus * peak_flops * mfu)
     gpu_hours = seconds * gpus / 3600
     cost = gpu_hours * price_per_gpu_hour if price_per_gpu_hour is not None else None
     weights = "6N" if trainable is None else "4N + 2*N_trainable"
@@ -94,9 +91,5 @@ def training_time(
     if trainable is not None:
         formula += " (frozen base: weight gradients for the adapters only)"
     formula += "; T = C / (GPUs x peak x MFU)"
-    if full_recompute:
-        formula += (" with the forward run again (+ 2N + 4*L*d_attn*s per token, full "
-                    "recompute)" if include_attention and arch
-                    else " with the forward run again (+ 2N per token, full recompute)")
     return ComputeEstimate(per_token, total, seconds, gpu_hours, cost,
                            CHINCHILLA_TOKENS_PER_PARAM * params_active, formula)
