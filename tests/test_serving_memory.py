@@ -273,3 +273,24 @@ def test_pipeline_stages_hold_the_busiest_stage_not_an_even_split() -> None:
                                             concurrent=150, gpu="h200-141gb",
                                             gpu_count=6)).answer
     assert answer.planner is not None and not answer.planner.fits
+
+
+def test_how_many_fit_is_answered_with_the_layout_that_holds_the_most() -> None:
+    """Qwen2.5-72B AWQ on 2x A100 80GB at 16k, no concurrency stated: TP=2 keeps one copy of
+    the weights and holds 19 sequences; two replicas of one GPU hold 10 (each keeps its own
+    copy). The answer is 19, with the replicas offered beside it."""
+    answer = compute_answer(EstimateRequest(model="qwen2.5-72b", task="infer", seq_len=16384,
+                                            quantization="awq", gpu="a100-80gb",
+                                            gpu_count=2)).answer
+    assert answer.planner is not None and answer.planner.fits
+    assert answer.planner.layout is not None
+    lay = answer.planner.layout.plan
+    assert (lay.dp, lay.tp, lay.max_concurrent_sequences) == (1, 2, 19)
+    assert any("2 replicas of TP=1" in a.layout and "up to 10 sequences" in a.reason
+               for a in answer.planner.alternatives)
+    stated = compute_answer(EstimateRequest(model="qwen2.5-72b", task="infer", seq_len=16384,
+                                            quantization="awq", concurrent=8,
+                                            gpu="a100-80gb", gpu_count=2)).answer
+    assert stated.planner is not None and stated.planner.layout is not None
+    # 8 sequences asked: replicas, no tensor-parallel traffic
+    assert (stated.planner.layout.plan.dp, stated.planner.layout.plan.tp) == (2, 1)

@@ -83,21 +83,24 @@ class StatedShape:
     tp: int | None = None
     pp: int | None = None
     replicas: bool = True
+    capacity: bool = False  # no concurrency stated: the question is how many sequences fit
 
 
 def stated_shape(resolved: ResolvedJob) -> StatedShape:
+    capacity = not (resolved.pinned("concurrent") or resolved.pinned("batch"))
     if resolved.job.framework == "llamacpp":  # --split-mode layer: one server, no TP
-        return StatedShape(tp=1, replicas=False)
+        return StatedShape(tp=1, replicas=False, capacity=capacity)
     par = resolved.job.parallel
     return StatedShape(par.tp if resolved.pinned("tp") else None,
-                       par.pp if resolved.pinned("pp") else None)
+                       par.pp if resolved.pinned("pp") else None, capacity=capacity)
 
 
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
                stated: StatedShape = StatedShape(), prune: bool = True) -> ServingFit | None:
     """On ``gpus``: of the layouts that fit, engines inside a node without pipeline stages
     first, then the smallest engine (the most replicas: tensor parallelism to hold the model,
-    data parallelism for the load, as vLLM's parallelism guide advises); when none fits, the
+    data parallelism for the load, as vLLM's parallelism guide advises); where no concurrency
+    was stated (how many fit?), those within 5% of the most sequences; when none fits, the
     layout with the most room. Replicas are node-aligned. What the request fixed stays
     (``StatedShape``).
 
@@ -128,6 +131,11 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
                 misses.append(fit)
                 if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
                     roomiest = fit
+    if fitting and stated.capacity:
+        # how many fit: of the layouts within 5% of the most sequences, the one an operator
+        # would run (as for the roomiest miss below)
+        most = max(f.max_concurrent for f in fitting)
+        fitting = [f for f in fitting if f.max_concurrent >= 0.95 * most]
     if fitting:
         return min(fitting, key=lambda f: _preference(f, per_node))
     if pruned and (roomiest is None or roomiest.max_concurrent == 0):
@@ -208,7 +216,8 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
             lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated)[0])
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
-                   alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated),
+                   alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated)
+                   + _more_replicas(job, gpu, chosen, per_node, budget, stated),
                    why=tuple(_why(chosen, miss if count is None else None, job, gpu, budget)),
                    shortfall_bytes=shortfall, fix=fix, other_fixes=tuple(others))
 
@@ -227,6 +236,21 @@ def _without_stages(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
                                 f"no pipeline stages: each token passes one engine, not "
                                 f"{chosen.pp} stages in turn (+{counted(fit.gpus - chosen.gpus, 'GPU')})"),)
     return ()
+
+
+def _more_replicas(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
+                   budget: ServingBudget, stated: StatedShape) -> tuple[Alternative, ...]:
+    """Where the answer to "how many fit" is a larger engine, the smaller engines with more
+    replicas on the same GPUs: fewer sequences, no tensor-parallel traffic between them."""
+    if not stated.capacity or not chosen.fits:
+        return ()
+    other = best_shape(job, gpu, chosen.gpus, per_node, budget, replace(stated, capacity=False))
+    if other is None or not other.fits or other.replicas <= chosen.replicas:
+        return ()
+    return (Alternative(other.shape(), other.gpus, other.total_bytes, None,
+                        f"up to {other.max_concurrent:,} sequences ({chosen.max_concurrent:,} "
+                        f"as chosen): each replica holds the weights again, but needs no "
+                        f"tensor-parallel traffic"),)
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:
