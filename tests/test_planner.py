@@ -14,6 +14,7 @@ from service.cli import main
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
+from service.core.planning.dp_traffic import traffic_ratio
 from service.core.planning.layouts import nvlink_tp_domain, violations
 from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search_setup import build_space
@@ -418,3 +419,23 @@ def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
     stated = compute_answer(EstimateRequest(**base, recompute="full")).answer  # type: ignore[arg-type]
     assert unstated.compute is not None and stated.compute is not None
     assert unstated.compute.days == pytest.approx(stated.compute.days, rel=1e-6)
+
+
+def test_moe_pretraining_is_not_planned_communication_bound() -> None:
+    """ZeRO-3 over Mixtral's experts on 256 H100s gathers 46.7B parameters per micro-batch for
+    12.9B active: about 7x longer on the network than in compute. The plan shards the experts
+    with expert parallelism instead, and a layout that is communication-bound says so."""
+    request = EstimateRequest(model="mixtral-8x7b", seq_len=4096, gpu="h100-80gb", gpu_count=256,
+                              tokens=1e12)
+    plan = plan_of(request)
+    assert plan.fits and plan.layout is not None
+    assert plan.layout.ep > 1 or plan.layout.zero_stage < 3
+    arch = resolve(request).job.arch
+    gathered = Layout(gpus=256, nodes=32, dp=256, tp=1, pp=1, cp=1, ep=1, zero_stage=3,
+                      sequence_parallel=False, recompute="none", micro_batch=1, grad_accum=1,
+                      global_batch=256, offload="none")
+    assert traffic_ratio(gathered, arch, 4096, spans_nodes=True) > 5
+    terms = dict(step_terms(gathered, 4096, 8, arch.layers, arch=arch))
+    assert any("communication-bound" in name for name in terms)
+    sharded = replace(gathered, ep=8, zero_stage=1)
+    assert traffic_ratio(sharded, arch, 4096, spans_nodes=True) < 2

@@ -14,7 +14,9 @@
 - expert parallelism: two all-to-alls per MoE layer, ~ +2% per doubling;
 - data parallelism: gradient all-reduce (ZeRO 0-2, 2 x params) ~ +2% inside a node, +4% across
   nodes; ZeRO-3 also all-gathers weights for forward and backward: 1.5x that volume (Rajbhandari
-  et al. 2019, sec. 7); ZeRO-2 adds a reduce-scatter per accumulation step: +0.5%;
+  et al. 2019, sec. 7); ZeRO-2 adds a reduce-scatter per accumulation step: +0.5%; where the
+  traffic outlasts the compute (ZeRO-3 over a MoE model's experts, short micro-batches across
+  nodes) the step takes the traffic's time instead (``dp_traffic.py``);
 - offload: CPU Adam and PCIe traffic (ZeRO-Offload, Ren et al. 2021): optimizer x 1.5,
   optimizer and parameters (ZeRO-Infinity) x 3;
 - small micro-batches: under 2048 tokens per GPU per micro-batch GEMMs lose efficiency,
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import math
 
+from service.core.model.architecture import Architecture
+from service.core.planning.dp_traffic import traffic_ratio
 from service.core.planning.plan_types import Layout
 
 RECOMPUTE_FACTOR = {"none": 1.0, "selective": 1.03, "full": 4 / 3}
@@ -49,8 +53,11 @@ def pipeline_bubble(pp: int, micro_batches: int, virtual_stages: int = 1) -> flo
 
 
 def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
-               virtual_stages: int = 1) -> tuple[tuple[str, float], ...]:
-    """The multiplying terms of the relative step time, named for explanations."""
+               virtual_stages: int = 1, arch: Architecture | None = None
+               ) -> tuple[tuple[str, float], ...]:
+    """The multiplying terms of the relative step time, named for explanations. With ``arch``,
+    a data-parallel group whose traffic outlasts the compute sets the pace
+    (``dp_traffic.py``)."""
     terms: list[tuple[str, float]] = []
     if layout.recompute != "none":
         terms.append((f"{layout.recompute} recompute", RECOMPUTE_FACTOR[layout.recompute]))
@@ -76,7 +83,10 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         elif layout.zero_stage == 2:
             dp += ZERO2_EXTRA
         name = f"data-parallel {'ZeRO-3 ' if layout.zero_stage == 3 else ''}communication"
-        terms.append((name, 1 + dp))
+        bound = traffic_ratio(layout, arch, seq_len, spans_nodes) if arch is not None else 0.0
+        if bound > 1 + dp:
+            name += f" (communication-bound: {bound:.1f}x the compute)"
+        terms.append((name, max(1 + dp, bound)))
     if layout.offload != "none":
         terms.append((f"offload of {layout.offload.replace('_', ' ')}",
                       OFFLOAD_FACTOR[layout.offload]))
