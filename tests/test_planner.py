@@ -439,3 +439,15 @@ def test_moe_pretraining_is_not_planned_communication_bound() -> None:
     assert any("communication-bound" in name for name in terms)
     sharded = replace(gathered, ep=8, zero_stage=1)
     assert traffic_ratio(sharded, arch, 4096, spans_nodes=True) < 2
+
+
+def test_lora_on_one_consumer_card_is_fixed_by_qlora_with_a_chunked_loss_on_that_card() -> None:
+    """Qwen3-14B LoRA on one RTX 4090: QLoRA alone leaves the fp32 logits (~5 GB at 4k x 152k
+    vocabulary) over the 24 GB budget; QLoRA with a fused linear cross-entropy fits on the one
+    card, which an engineer says before '4x slower CPU offload' or 'buy another card'."""
+    plan = plan_of(EstimateRequest(model="qwen3-14b", task="finetune", finetune_method="lora",
+                                   gpu="rtx4090-24gb", gpu_count=1))
+    assert not plan.fits and plan.fix is not None
+    assert plan.fix.changes.get("finetune_method") == "qlora"
+    assert plan.fix.changes.get("chunked_loss") is True
+    assert plan.fix.gpus == 1

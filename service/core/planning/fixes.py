@@ -43,7 +43,7 @@ from service.core.planning.stacks import (
 from service.core.units import counted, gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
-# Suggest a chunked loss when the loss's fp32 logits buffers are this share of the peak: below
+# Suggest a chunked loss when the loss's fp32 logits buffers are this share of the budget: below
 # it the kernel saves less than the band of the estimate (error_band.py) is wide.
 LOSS_SHARE_FOR_CHUNKING = 0.15
 
@@ -211,7 +211,7 @@ def _first_fit(step: Step, carried: list[Step], trials: _Trials
 def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
               fleet: tuple[Gpu, ...], loss_share: float) -> tuple[Fix | None, list[Fix]]:
     """The fix and the next best two for ``count`` GPUs of ``gpu`` that fall short;
-    ``loss_share``: the logits' share of the leanest layout's peak."""
+    ``loss_share``: the logits' share of the budget at the leanest layout."""
     trials = _Trials(resolved, gpu, count)
     fixes: list[Fix] = []
     carried: list[Step] = []

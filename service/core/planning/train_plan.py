@@ -81,7 +81,7 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                        f"needs {gb(miss.leanest.total_bytes)} per GPU")
     lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
     fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None, fleet,
-                             loss_share(lean_estimate))
+                             loss_share(lean_estimate, searcher.budget))
                    if with_fixes and count is not None else (None, ()))
     stack = layout_stack(resolved, lean.layout) if lean is not None else ""
     if stack:
@@ -94,12 +94,14 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                 why=tuple(why), fix=fix, other_fixes=tuple(others), assumptions=tuple(notes))
 
 
-def loss_share(estimate: Estimate | None) -> float:
-    """The share of the peak the loss's logits buffers take (a chunked loss removes them)."""
-    if estimate is None or not estimate.total_bytes:
+def loss_share(estimate: Estimate | None, budget: int) -> float:
+    """The share of the budget the loss's logits buffers take (a chunked loss removes them):
+    what the kernel frees against what the job must come down to, so it is also tried with
+    the changes that bring the rest down (QLoRA's 4-bit base)."""
+    if estimate is None or budget <= 0:
         return 0.0
     logits = sum(c.bytes for c in estimate.components if c.source == LOSS_SOURCE)
-    return logits / estimate.total_bytes
+    return logits / budget
 
 
 def _chosen(resolved: ResolvedJob, layout: Layout, activation_model: str) -> list[Assumption]:
