@@ -11,6 +11,7 @@ from test_seeds import S3_ARCH
 
 from service.answers import compute_answer
 from service.cli import main
+from service.core.errors import InvalidInput
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
@@ -451,3 +452,18 @@ def test_lora_on_one_consumer_card_is_fixed_by_qlora_with_a_chunked_loss_on_that
     assert plan.fix.changes.get("finetune_method") == "qlora"
     assert plan.fix.changes.get("chunked_loss") is True
     assert plan.fix.gpus == 1
+
+
+def test_a_bitsandbytes_optimizer_with_model_parallelism_is_refused_by_name() -> None:
+    """8-bit Adam steps whole tensors: DeepSpeed runs it with ZeRO, but no stack runs it with
+    context parallelism (the answer had been a DeepSpeed stack with CP and a Megatron config
+    with 32-bit Adam). The request is refused naming the optimizer and what works."""
+    with pytest.raises(InvalidInput) as refused:
+        resolve(EstimateRequest(model="qwen2.5-7b", task="finetune", seq_len=8192,
+                                optimizer="adamw_8bit", gpu="rtx4090-24gb", gpu_count=8, cp=4,
+                                zero_stage=3))
+    assert refused.value.field == "optimizer" and "data parallelism" in refused.value.accepted
+    fixed = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=8192, tp=8,
+                                    gpu="h100-80gb", gpu_count=8))
+    assert all(f.changes.get("optimizer") != "adamw_8bit" for f in (fixed.fix, *fixed.other_fixes)
+               if f is not None)

@@ -96,12 +96,21 @@ def optimizer_name(name: str) -> OptimizerName:
     return found
 
 
-def check_recipe(precision: str, optimizer: str, framework: str) -> None:
+def check_recipe(precision: str, optimizer: str, framework: str, model_parallel: bool = False
+                 ) -> None:
+    """``model_parallel``: the request states tensor, pipeline or context parallelism."""
     choice("precision", precision, PRECISIONS)
-    optimizer_name(optimizer)
+    name = optimizer_name(optimizer)
     if framework not in TRAINING_FRAMEWORKS:
         raise InvalidInput("framework", f"{framework!r} does not train",
                            "for training: " + ", ".join(TRAINING_FRAMEWORKS))
+    if model_parallel and name.implementation in ("bnb", "paged"):
+        # bitsandbytes steps whole tensors: not FSDP2/accelerate DTensor shards (bitsandbytes
+        # #1633), and Megatron-LM and torchtitan build their own 32-bit Adam
+        raise InvalidInput("optimizer", f"{optimizer} (bitsandbytes) does not run with tensor, "
+                           "pipeline or context parallelism",
+                           "adamw with tp/pp/cp, or the bitsandbytes optimizer with data "
+                           "parallelism and ZeRO (DeepSpeed) alone")
 
 
 def serving_framework(framework: str) -> str:

@@ -255,7 +255,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
                               "gpu_memory_utilization"))
         quant = _serving_weights(req, model, notes)
     else:
-        check_recipe(precision, optimizer, framework)
+        check_recipe(precision, optimizer, framework, par.tp * par.pp * par.cp > 1)
         notes.value("framework", framework, FRAMEWORK_WHY.get(framework, ""))
         _training_knobs(req, method, notes)
         quant = check_weight_format(req.quantization or ("nf4" if method == "qlora" else "none"))

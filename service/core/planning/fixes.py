@@ -151,7 +151,11 @@ def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
     """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the
     chunked loss is also tried on top of QLoRA."""
     job = resolved.job
-    if job.trains_all_weights and optimizer_name(job.optimizer).family == "adamw":
+    # bitsandbytes optimizers run with data parallelism alone (choices.check_recipe)
+    model_parallel = any(resolved.pinned(k) and getattr(job.parallel, k) > 1
+                         for k in ("tp", "pp", "cp"))
+    if job.trains_all_weights and optimizer_name(job.optimizer).family == "adamw" \
+            and not model_parallel:
         yield Step("8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"},
                    "optimizer state in 8 bits: on par with 32-bit Adam in the bitsandbytes paper",
                    job=_with_job(lambda r: replace(r.job, optimizer="adamw_8bit"), "optimizer"),
