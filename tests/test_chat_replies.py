@@ -16,9 +16,11 @@ def _gb(text: str, pattern: str) -> float:
 
 def test_a_serving_reply_on_given_gpus_shows_the_planners_split() -> None:
     """DeepSeek-V3 on 8 H200s: vLLM's TP=8 replicates the MLA latent cache on every rank, the
-    planner splits TP=2 x PP=4; the breakdown, the room and the verdict are that split's."""
+    planner runs attention data parallel with the experts split over the ranks; the breakdown,
+    the room and the verdict are that split's."""
     reply = ask("serve deepseek v3 on 8x h200 at 32k context, 64 concurrent").reply
-    assert reply.startswith("*Serves") and "(TP=2, PP=4)" in reply.splitlines()[0]
+    assert reply.startswith("*Serves") and "(DP=8 attention + EP=8)" in reply.splitlines()[0]
+    assert "Layout that fits: DP=8 attention + EP=8 on 8 GPUs" in reply
     total = _gb(reply, r"= \*([\d,.]+) GB\*")
     budget = _gb(reply, r"of a ([\d,.]+) GB budget")
     assert total <= budget

@@ -80,6 +80,11 @@ SERVING = {
                            gpu="a100-80gb"),
     "native fp8 deepseek": R(model="deepseek-v3", task="infer", seq_len=8192, concurrent=16,
                              gpu="h200-141gb"),
+    "deepseek dp attention": R(model="deepseek-v3", task="infer", seq_len=32768, concurrent=64,
+                               gpu="h200-141gb", gpu_count=8),
+    "deepseek dp attention sglang": R(model="deepseek-v3", task="infer", seq_len=32768,
+                                      concurrent=64, framework="sglang", gpu="h200-141gb",
+                                      gpu_count=8),
 }
 
 
@@ -186,12 +191,21 @@ def test_serving_commands_agree_with_the_plan(name: str) -> None:
         assert int(_value(argv, "--pipeline-parallel-size") or 1) == fit.pp
         assert int(_value(argv, "--max-model-len") or 0) == fit.context
         assert int(_value(argv, "--max-num-seqs") or 0) == fit.per_replica
-        # replicas in one node: one server with --data-parallel-size; across nodes, one per replica
-        one_server = fit.nodes == 1 and SERVING[name].model not in MOE_MODELS
+        # replicas in one node: one server with --data-parallel-size; across nodes, one per
+        # replica; DP attention with expert parallelism: one server over all the ranks
+        one_server = fit.expert_parallel or (
+            fit.nodes == 1 and SERVING[name].model not in MOE_MODELS)
         assert int(_value(argv, "--data-parallel-size") or 1) == (fit.replicas if one_server
                                                                   else 1)
+        assert ("--enable-expert-parallel" in argv) == fit.expert_parallel
     if "sglang" in launch:
         argv = launch["sglang"].argv
+        if fit.expert_parallel:  # SGLang: attention DP groups inside one TP group of all GPUs
+            assert int(_value(argv, "--tp-size") or 0) == fit.gpus
+            assert int(_value(argv, "--attn-dp-size") or 0) == fit.replicas
+            running = int(_value(argv, "--max-running-requests") or 0)
+            assert running == fit.per_replica * fit.replicas  # the server's cap, split by rank
+            return
         assert int(_value(argv, "--tp-size") or 0) == fit.tp
         assert int(_value(argv, "--context-length") or 0) == fit.context
         one_server = fit.nodes == 1 and SERVING[name].model not in MOE_MODELS

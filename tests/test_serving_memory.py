@@ -14,11 +14,13 @@ from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.serving import (
     ServingBudget,
+    attention_kv_bytes_per_token,
     kv_bytes_per_token,
     kv_cache_bytes,
     serving_weight_bytes,
 )
 from service.core.memory.serving_split import ServingShare, busiest_share, serving_share
+from service.core.model.linears import expert_weight_params
 from service.core.model.params import parameter_count
 from service.core.model.presets import find_preset
 from service.core.model.tensor_parallel import serving_tp_ok
@@ -294,3 +296,32 @@ def test_how_many_fit_is_answered_with_the_layout_that_holds_the_most() -> None:
     assert stated.planner is not None and stated.planner.layout is not None
     # 8 sequences asked: replicas, no tensor-parallel traffic
     assert (stated.planner.layout.plan.dp, stated.planner.layout.plan.tp) == (2, 1)
+
+
+def test_an_mla_moe_model_is_served_with_data_parallel_attention_and_expert_parallelism() -> None:
+    """DeepSeek-V3 at 32k x 64 on 8 H200s: its latent KV cache cannot be split by heads, so
+    under TP=8 every GPU holds every sequence's whole cache. Attention data parallel with the
+    experts split over the 8 ranks (vLLM --data-parallel-size 8 --enable-expert-parallel) keeps
+    each sequence's cache on one GPU: each holds the attention and dense layers whole, 1/8 of
+    the routed experts, and 8 of the 64 sequences."""
+    answer = compute_answer(EstimateRequest(model="deepseek-v3", task="infer", seq_len=32768,
+                                            concurrent=64, gpu="h200-141gb",
+                                            gpu_count=8)).answer
+    assert answer.planner is not None and answer.planner.fits
+    assert answer.planner.layout is not None
+    lay = answer.planner.layout.plan
+    assert (lay.dp, lay.ep, lay.tp, lay.pp) == (8, 8, 1, 1)
+    arch = find_preset("deepseek-v3").arch
+    per_sequence = answer.details["kv_bytes_per_sequence"]
+    assert isinstance(per_sequence, int | float)
+    assert per_sequence == pytest.approx(32768 * attention_kv_bytes_per_token(
+        arch, "auto", 32768), rel=0.01)  # a whole sequence's latent cache on its rank
+    weights = answer.planner.layout.per_gpu_bytes.weights
+    experts = expert_weight_params(arch)
+    assert weights < (experts / 8 + (parameter_count(arch) - experts)) * 1.1  # fp8-block bytes
+    tp8 = compute_answer(EstimateRequest(model="deepseek-v3", task="infer", seq_len=32768,
+                                         concurrent=64, gpu="h200-141gb", gpu_count=8,
+                                         tp=8)).answer
+    assert tp8.planner is not None and tp8.planner.layout is not None
+    assert lay.max_concurrent_sequences is not None
+    assert lay.max_concurrent_sequences > 2 * (tp8.planner.layout.plan.max_concurrent_sequences or 0)

@@ -26,7 +26,9 @@ def layout_text(plan: LayoutEntry) -> str:
     """'dp=4 tp=1 pp=1 cp=1, ZeRO-3, recompute full, micro-batch 1 x 1 accumulation'."""
     if plan.context is not None:
         replicas = f"{plan.dp} replicas of " if plan.dp > 1 else ""
-        return (f"{replicas}TP={plan.tp}, PP={plan.pp} on {counted(plan.gpus, 'GPU')}; context "
+        split = f"DP={plan.dp} attention + EP={plan.ep}" if plan.ep > 1 \
+            else f"{replicas}TP={plan.tp}, PP={plan.pp}"
+        return (f"{split} on {counted(plan.gpus, 'GPU')}; context "
                 f"{plan.context:,} tokens, {counted(plan.sequences or 0, 'sequence')}")
     text = (f"dp={plan.dp} tp={plan.tp} pp={plan.pp} cp={plan.cp}"
             + (f" ep={plan.ep}" if plan.ep > 1 else "")

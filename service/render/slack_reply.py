@@ -120,7 +120,8 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         room = int(found) if isinstance(found, int | float) else None
     if room is not None:
         parts.append(f"room for {counted(room, 'concurrent sequence')} at {plan.context:,} tokens"
-                     + (f" on {plan.dp} replicas" if plan.dp > 1 else ""))
+                     + (f" on {plan.dp} attention ranks" if plan.dp > 1 and plan.ep > 1
+                        else f" on {plan.dp} replicas" if plan.dp > 1 else ""))
     return " · ".join(parts) if parts else None
 
 

@@ -54,7 +54,8 @@ def layout_brief(plan: LayoutEntry) -> str:
     else:
         parts.append(f"{plan.sequences:,} x {plan.context or 0:,} tokens")
     # serving replicas, each with its share of the sequences
-    replicas = f"{plan.dp} replicas of " if plan.sequences is not None and plan.dp > 1 else ""
+    replicas = f"{plan.dp} replicas of " if plan.sequences is not None and plan.dp > 1 \
+        and plan.ep == 1 else ""  # with EP the ranks share one engine: "EP=8" says it
     return replicas + ", ".join(parts)
 
 

@@ -98,7 +98,15 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
     options = ["--tensor-parallel-size", str(fit.tp)]
     if fit.pp > 1:
         options += ["--pipeline-parallel-size", str(fit.pp)]
-    dp_flags, dp_note = _replicas(fit, "--data-parallel-size", resolved.job.arch.moe is not None)
+    if fit.expert_parallel:  # attention data parallel, experts split over the same ranks
+        dp_flags: list[str] = ["--data-parallel-size", str(fit.replicas),
+                               "--enable-expert-parallel"]
+        dp_note: tuple[str, ...] = (
+            f"{fit.replicas} data-parallel attention ranks, each with its own KV cache and "
+            f"--max-num-seqs sequences; the routed experts are split over them",)
+    else:
+        dp_flags, dp_note = _replicas(fit, "--data-parallel-size",
+                                      resolved.job.arch.moe is not None)
     options += dp_flags
     running, running_note = _running(resolved, fit)
     options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(running),
@@ -117,12 +125,22 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     if formats is None:
         return None
     head = ["python", "-m", "sglang.launch_server"]
-    options = ["--model-path", ref.path, "--tp-size", str(fit.tp)]
+    options = ["--model-path", ref.path, "--tp-size", str(fit.tp * (
+        fit.replicas if fit.expert_parallel else 1))]
     if fit.pp > 1:
         options += ["--pp-size", str(fit.pp)]
-    dp_flags, dp_note = _replicas(fit, "--dp-size", resolved.job.arch.moe is not None)
+    if fit.expert_parallel:  # SGLang's DP attention: attention in --attn-dp-size groups,
+        # the MoE layers over all the GPUs (--tp-size)
+        dp_flags: list[str] = ["--attn-dp-size", str(fit.replicas)]
+        dp_note: tuple[str, ...] = (
+            f"{fit.replicas} data-parallel attention ranks, each with its own KV cache; the "
+            "routed experts are split over all the GPUs",)
+    else:
+        dp_flags, dp_note = _replicas(fit, "--dp-size", resolved.job.arch.moe is not None)
     options += dp_flags
     running, running_note = _running(resolved, fit)
+    if fit.expert_parallel:  # the cap is the server's; each DP attention rank takes 1/N of it
+        running *= fit.replicas
     options += ["--context-length", str(fit.context), "--max-running-requests",
                 str(running), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
                 *formats[0]]

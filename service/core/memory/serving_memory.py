@@ -18,7 +18,7 @@ def serving_estimate(job: Job, budget: ServingBudget | None = None) -> Estimate:
     budget = budget or (LLAMACPP if job.framework == "llamacpp" else ServingBudget())
     replicas = job.parallel.dp
     share = serving_share(job if replicas <= 1 else replace(job, batch=-(-job.batch // replicas)),
-                          job.parallel.tp, job.parallel.pp, budget)
+                          job.parallel.tp, job.parallel.pp, budget, job.parallel.ep)
     details: dict[str, int | float] = {"kv_bytes_per_sequence": share.kv_per_sequence}
     if job.gpu is not None:
         capacity = job.gpu.memory_bytes_usable

@@ -23,8 +23,10 @@ from service.core.memory.serving import (
     forward_workspace_bytes,
     linear_state_bytes,
     serving_weights,
+    weight_terms,
 )
 from service.core.model.architecture import Architecture
+from service.core.model.linears import expert_weight_params
 from service.core.model.params import parameter_breakdown
 
 
@@ -94,13 +96,35 @@ def busiest_share(arch: Architecture, tp: int, pp: int) -> float:
     return (rank.dense + rank.experts) / (b.attention + b.mlp + b.norms + b.embedding + b.lm_head)
 
 
-def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget) -> ServingShare:
+def expert_parallel_weights(arch: Architecture, quantization: str, scale: float,
+                            ep: int) -> Component:
+    """Data-parallel attention with expert parallelism (vLLM ``--data-parallel-size N
+    --enable-expert-parallel``, SGLang ``--attn-dp-size``): every GPU holds the attention, the
+    dense layers, the shared experts and the embeddings whole, and 1/ep of the routed experts
+    (which are inside the format's quantized parameters in every format: ``quantized_params``)."""
+    terms = weight_terms(arch, quantization)
+    experts = expert_weight_params(arch)
+    return component_of(
+        "weights", "((quantized_params - expert_params + expert_params / ep) * bits "
+        "+ other_params * other_bits) / 8 * scale",
+        {**terms, "expert_params": experts, "ep": ep, "scale": scale},
+        "vLLM data-parallel deployment (expert parallelism: experts split over the DP ranks)",
+        f"{quantization} weights; attention and dense layers on every GPU, routed experts / {ep}")
+
+
+def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget, ep: int = 1
+                  ) -> ServingShare:
     """vLLM/SGLang: weights / (tp x pp), KV cache per sequence x ``kv_share`` / pp, the
     workspace of a forward pass over min(max_batched_tokens, context x sequences) tokens,
-    non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``."""
+    non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``. ``ep``:
+    data-parallel attention over ep GPUs with the routed experts split over them (tp = pp = 1;
+    ``job.batch`` is one rank's sequences)."""
     arch = job.arch
-    weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp,
-                              busiest_share(arch, tp, pp) if pp > 1 else None)
+    if ep > 1 and arch.moe is not None:
+        weights = expert_parallel_weights(arch, job.quantization, job.param_scale, ep)
+    else:
+        weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp,
+                                  busiest_share(arch, tp, pp) if pp > 1 else None)
     if job.framework == "hf":
         return _hf_share(job, weights, tp, pp, budget)
     kv = kv_cache_share(job, tp, pp)

@@ -161,6 +161,7 @@ class ServingFit:
     memory_fraction: float  # the share of usable memory the server may fill
     total_bytes: int  # per GPU with the requested sequences
     replicas: int = 1  # data-parallel engines (vLLM --data-parallel-size)
+    expert_parallel: bool = False  # the replicas are attention ranks sharing EP experts
 
     @property
     def fits(self) -> bool:
@@ -172,7 +173,9 @@ class ServingFit:
         return -(-self.sequences // self.replicas)
 
     def shape(self) -> str:
-        """'TP=8', 'TP=2, PP=3', '2 replicas of TP=8'."""
+        """'TP=8', 'TP=2, PP=3', '2 replicas of TP=8', 'DP=8 attention + EP=8'."""
+        if self.expert_parallel:
+            return f"DP={self.replicas} attention + EP={self.replicas}"
         one = f"TP={self.tp}" + (f", PP={self.pp}" if self.pp > 1 else "")
         return one if self.replicas == 1 else f"{self.replicas} replicas of {one}"
 

@@ -44,19 +44,32 @@ def serving_budget(resolved: ResolvedJob) -> ServingBudget:
 
 
 def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
-             budget: ServingBudget, replicas: int = 1) -> ServingFit:
+             budget: ServingBudget, replicas: int = 1, expert_parallel: bool = False
+             ) -> ServingFit:
     """One layout's figures; with replicas, each GPU's are its replica's share of the
-    sequences."""
+    sequences; ``expert_parallel``: the replicas are attention ranks of one engine whose
+    routed experts are split over them (tp = pp = 1)."""
     per_replica = -(-job.batch // replicas)
     share = serving_share(job if replicas == 1 else replace(job, batch=per_replica), tp, pp,
-                          budget)
+                          budget, replicas if expert_parallel else 1)
     capacity = gpu.memory_bytes_usable
     gpus = tp * pp * replicas
     return ServingFit(tp, pp, gpus, node_count(gpus, per_node), share.weights_bytes,
                       share.kv_per_sequence, share.workspace_bytes, share.fixed_bytes,
                       max(0, share.room(capacity)), share.max_sequences(capacity) * replicas,
                       job.batch, job.seq_len, share.memory_fraction, share.total_bytes,
-                      replicas)
+                      replicas, expert_parallel)
+
+
+def expert_parallel_ok(job: Job, gpus: int, per_node: int, stated: StatedShape) -> bool:
+    """Data-parallel attention with expert parallelism inside a node, for MLA MoE models
+    (DeepSeek-V2/V3, Kimi K2): their latent KV cache cannot be split by heads, so under TP every
+    rank holds all of it; vLLM's and SGLang's DeepSeek recipes run attention data parallel and
+    the experts expert parallel instead. On vLLM or SGLang, with no TP or PP stated."""
+    moe = job.arch.moe
+    return (moe is not None and job.arch.mla is not None and 2 <= gpus <= per_node
+            and moe.experts % gpus == 0 and stated.replicas and stated.tp is None
+            and stated.pp is None and job.framework in ("vllm", "sglang"))
 
 
 def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
@@ -131,6 +144,14 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
                 misses.append(fit)
                 if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
                     roomiest = fit
+    if expert_parallel_ok(job, gpus, per_node, stated):
+        fit = evaluate(job, gpu, 1, 1, per_node, budget, gpus, expert_parallel=True)
+        if fit.fits:
+            fitting.append(fit)
+        else:
+            misses.append(fit)
+            if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
+                roomiest = fit
     if fitting and stated.capacity:
         # how many fit: of the layouts within 5% of the most sequences, the one an operator
         # would run (as for the roomiest miss below)
@@ -202,9 +223,9 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
                 assumptions=_assumptions(budget, gpu, job.framework == "llamacpp"))
     if chosen is None:
         return plan
-    estimate = serving_estimate(replace(job, batch=chosen.per_replica,
-                                        parallel=Parallelism(tp=chosen.tp, pp=chosen.pp)),
-                                budget)
+    estimate = serving_estimate(replace(job, batch=chosen.per_replica, parallel=Parallelism(
+        tp=chosen.tp, pp=chosen.pp, ep=chosen.replicas if chosen.expert_parallel else 1)),
+        budget)
     shortfall = None if chosen.fits else \
         chosen.kv_per_sequence_bytes * chosen.per_replica - chosen.kv_budget_bytes
     fix: Fix | None = None
@@ -247,10 +268,13 @@ def _more_replicas(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
     other = best_shape(job, gpu, chosen.gpus, per_node, budget, replace(stated, capacity=False))
     if other is None or not other.fits or other.replicas <= chosen.replicas:
         return ()
+    why = ("each rank holds the attention and its share of the experts, and the KV cache of "
+           "its own sequences: no pipeline stages, no tensor-parallel traffic"
+           if other.expert_parallel else
+           "each replica holds the weights again, but needs no tensor-parallel traffic")
     return (Alternative(other.shape(), other.gpus, other.total_bytes, None,
                         f"up to {other.max_concurrent:,} sequences ({chosen.max_concurrent:,} "
-                        f"as chosen): each replica holds the weights again, but needs no "
-                        f"tensor-parallel traffic"),)
+                        f"as chosen): {why}"),)
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:

@@ -71,7 +71,8 @@ def _planned_layout(layout: Layout) -> LayoutEntry:
 
 def _serving_layout(fit: ServingFit, job: Job) -> LayoutEntry:
     return LayoutEntry(
-        gpus=fit.gpus, nodes=fit.nodes, dp=fit.replicas, tp=fit.tp, pp=fit.pp, cp=1, ep=1,
+        gpus=fit.gpus, nodes=fit.nodes, dp=fit.replicas, tp=fit.tp, pp=fit.pp, cp=1,
+        ep=fit.replicas if fit.expert_parallel else 1,
         zero_stage=0,
         sequence_parallel=False, recompute="none", micro_batch=job.micro_batch, grad_accum=1,
         global_batch=None, offload="none", context=fit.context, sequences=fit.sequences,
