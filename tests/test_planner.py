@@ -467,3 +467,14 @@ def test_a_bitsandbytes_optimizer_with_model_parallelism_is_refused_by_name() ->
                                     gpu="h100-80gb", gpu_count=8))
     assert all(f.changes.get("optimizer") != "adamw_8bit" for f in (fixed.fix, *fixed.other_fixes)
                if f is not None)
+
+
+def test_before_ampere_the_plan_runs_data_parallel_on_deepspeed_not_megatron() -> None:
+    """Mistral 7B full fine-tune on 8 V100s: Megatron-LM's Transformer Engine and FlashAttention
+    need compute capability 8.0, and a V100 is 7.0; the plan is ZeRO data parallelism on the
+    Trainer with DeepSpeed (its SDPA attention keeps no s x s scores on a V100 either)."""
+    plan = plan_of(EstimateRequest(model="mistral-7b-v0.3", task="finetune", seq_len=2048,
+                                   gpu="v100-32gb", gpu_count=8))
+    assert plan.fits and plan.layout is not None
+    assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)
+    assert plan.stack != "megatron"

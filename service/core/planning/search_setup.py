@@ -32,7 +32,7 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
     par, pinned = job.parallel, resolved.pinned
     node = per_node(resolved, gpu)
     domain = nvlink_tp_domain(gpu, node)
-    runs = model_parallelism(resolved)  # what the stack runs (stacks.py)
+    runs = model_parallelism(resolved, gpu)  # what the stack runs (stacks.py)
     return SearchSpace(
         arch=arch, seq_len=job.seq_len, global_batch=job.global_batch,
         nvlink_domain=domain, gpus_per_node=node,

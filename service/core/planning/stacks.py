@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, derived
 from service.core.job.choices import RECOMPUTE, optimizer_name
 from service.core.job.resolve import ResolvedJob
@@ -99,11 +100,15 @@ def stated_stack(resolved: ResolvedJob) -> Stack | None:
     return None
 
 
-def model_parallelism(resolved: ResolvedJob) -> ModelParallelism:
+def model_parallelism(resolved: ResolvedJob, gpu: Gpu | None = None) -> ModelParallelism:
     """What the stated stack runs (everything when no stack is fixed); adapters run data
-    parallel."""
+    parallel, and so does a job on a GPU before Ampere with no framework stated: Megatron-LM's
+    Transformer Engine and FlashAttention need compute capability 8.0 (no bf16 tensor cores
+    before it), and torchtitan trains in bf16, so there the Trainer with DeepSpeed runs it."""
     stack = stated_stack(resolved)
-    if not resolved.job.trains_all_weights or _trainer_only(resolved):
+    pre_ampere = gpu is not None and gpu.bf16_dense_tflops is None \
+        and not resolved.pinned("framework")
+    if not resolved.job.trains_all_weights or _trainer_only(resolved) or pre_ampere:
         return ModelParallelism(False, False, False, False)
     if stack is None:
         return ModelParallelism(True, True, True)
