@@ -325,3 +325,21 @@ def test_an_mla_moe_model_is_served_with_data_parallel_attention_and_expert_para
     assert tp8.planner is not None and tp8.planner.layout is not None
     assert lay.max_concurrent_sequences is not None
     assert lay.max_concurrent_sequences > 2 * (tp8.planner.layout.plan.max_concurrent_sequences or 0)
+
+
+def test_one_sequence_is_served_by_tensor_parallelism_and_capacity_never_by_pipeline_stages(
+        ) -> None:
+    """DeepSeek-V3 at 32k on 8 H200s: one sequence reads the attention and dense weights split
+    8 ways under TP=8, whole on one rank under DP attention, so TP=8 (which holds 21); asked how
+    many fit, DP attention + EP (104), not 8 pipeline stages inside the node (each token would
+    pass 8 GPUs in turn), whatever they hold."""
+    def layout(concurrent: int | None) -> tuple[int, int, int, int]:
+        answer = compute_answer(EstimateRequest(model="deepseek-v3", task="infer",
+                                                seq_len=32768, concurrent=concurrent,
+                                                gpu="h200-141gb", gpu_count=8)).answer
+        assert answer.planner is not None and answer.planner.layout is not None
+        lay = answer.planner.layout.plan
+        return lay.tp, lay.pp, lay.dp, lay.ep
+
+    assert layout(1) == (8, 1, 1, 1)
+    assert layout(None) == (1, 1, 8, 8)

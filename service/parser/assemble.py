@@ -26,17 +26,18 @@ MAX_IGNORED = 6  # a long paste's unread numbers: the first few are enough to sa
 # what was written before it ("70b, sorry, 8b", "4 gpus... correction, 8", "today 2 a10g;
 # moving to one l40s")
 _SUPERSEDES = re.compile(
-    r"\b(?:sorry|i\s+meant?|actually|scratch\s+that|correction|no\s+wait|wait,?\s+no|oops|whoops|argh"
+    r"\b(?:sorry|i\s+meant?|scratch\s+that|correction|no\s+wait|wait,?\s+no|oops|whoops|argh"
     r"|ugh|my\s+bad|er+|erm|edit|swapped|make\s+(?:it|that)|moving\s+to|move\s+to|migrat\w+\s+to"
     r"|switch(?:ing)?\s+to|planning\s+to|the\s+plan\s+is|proposal|proposed|next\s+run|next\s+quarter"
-    r"|if\s+we\s+(?:switch|move|go)|want\s+to\s+(?:try|move|switch|go)|instead|we'?ll\s+have)\b")
+    r"|if\s+we\s+(?:switch|move)|want\s+to\s+(?:move|switch)|instead|we'?ll\s+have)\b")
 
 
-def ordered_values(scan: Scan) -> dict[str, list[Any]]:
+def ordered_values(scan: Scan, corrections: bool = True) -> dict[str, list[Any]]:
     """Each field's distinct values in the order written, skipping "instead of X" values and
-    values a correction or a move to another setup replaced (``_SUPERSEDES``)."""
+    values a correction or a move to another setup replaced (``_SUPERSEDES``; not in a
+    comparison: "on a 4090, or should I rent an A100 instead?" weighs both)."""
     out: dict[str, list[Any]] = {}
-    marks = [m.start() for m in _SUPERSEDES.finditer(scan.low)]
+    marks = [m.start() for m in _SUPERSEDES.finditer(scan.low)] if corrections else []
     findings = sorted(scan.findings, key=lambda f: f.start)
     for i, f in enumerate(findings):
         if f.end > f.start and scan.stale(f.start):
@@ -66,7 +67,7 @@ def _replaced(finding: Finding, later: list[Finding], marks: list[int]) -> bool:
 
 def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
-    ordered = ordered_values(scan)
+    ordered = ordered_values(scan, corrections=not cue.compare)
     notes: list[str] = []
     task = rules.task(cue, ordered, prev)
     if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):

@@ -107,8 +107,9 @@ def check_recipe(precision: str, optimizer: str, framework: str, model_parallel:
     if model_parallel and name.implementation in ("bnb", "paged"):
         # bitsandbytes steps whole tensors: not FSDP2/accelerate DTensor shards (bitsandbytes
         # #1633), and Megatron-LM and torchtitan build their own 32-bit Adam
-        raise InvalidInput("optimizer", f"{optimizer} (bitsandbytes) does not run with tensor, "
-                           "pipeline or context parallelism",
+        raise InvalidInput("optimizer", f"{optimizer} (bitsandbytes) with tensor, pipeline or "
+                           "context parallelism is not a combination any stack fitcheck plans "
+                           "for runs (DeepSpeed ZeRO, FSDP2, Megatron-LM, torchtitan)",
                            "adamw with tp/pp/cp, or the bitsandbytes optimizer with data "
                            "parallelism and ZeRO (DeepSpeed) alone")
 

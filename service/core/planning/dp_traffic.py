@@ -16,7 +16,10 @@ with short micro-batches is communication-bound. Per GPU and optimizer step:
 - compute: 6 x active parameters x the tokens of the GPU's replica / (tp x pp x cp);
 - on a reference cluster: DGX H100-class nodes, 989 TFLOP/s bf16 at 40% MFU, 450 GB/s of
   NVLink per GPU inside a node and one 400 Gb/s NIC (50 GB/s) per GPU across nodes (NVIDIA DGX
-  H100 user guide: eight ConnectX-7 400 Gb/s ports). A ranking weight, like the rest of the
+  H100 user guide: eight ConnectX-7 400 Gb/s ports). Across nodes a group's collectives use
+  the NICs of all its ranks in a node at once (NCCL runs one ring or tree per NIC): a group with
+  k ranks per node moves k x 50 GB/s out of it, up to NVLink's rate; with TP=8 each node holds
+  one rank of each group, and each group has one NIC. A ranking weight, like the rest of the
   step-time model: time and cost use the GPU's MFU.
 """
 
@@ -61,8 +64,13 @@ def compute_flops(layout: Layout, arch: Architecture, seq_len: int) -> float:
     return 6 * active * tokens / (layout.tp * layout.pp * layout.cp)
 
 
-def traffic_ratio(layout: Layout, arch: Architecture, seq_len: int, spans_nodes: bool) -> float:
+def traffic_ratio(layout: Layout, arch: Architecture, seq_len: int, gpus_per_node: int
+                  ) -> float:
     """Seconds of data-parallel traffic per second of compute on the reference cluster."""
-    bandwidth = REFERENCE_INTER_NODE if spans_nodes else REFERENCE_INTRA_NODE
+    replica = layout.tp * layout.cp  # a data-parallel group's ranks are a replica apart
+    spans_nodes = replica * layout.dp > gpus_per_node
+    ranks_per_node = max(1, min(layout.dp, gpus_per_node // replica))
+    bandwidth = min(REFERENCE_INTRA_NODE, REFERENCE_INTER_NODE * ranks_per_node) \
+        if spans_nodes else REFERENCE_INTRA_NODE
     seconds = traffic_bytes(layout, arch) / bandwidth
     return seconds / (compute_flops(layout, arch, seq_len) / REFERENCE_FLOPS)

@@ -113,7 +113,8 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     """On ``gpus``: of the layouts that fit, engines inside a node without pipeline stages
     first, then the smallest engine (the most replicas: tensor parallelism to hold the model,
     data parallelism for the load, as vLLM's parallelism guide advises); where no concurrency
-    was stated (how many fit?), those within 5% of the most sequences; when none fits, the
+    was stated (how many fit?), of those without stages, the ones within 5% of the most
+    sequences; when none fits, the
     layout with the most room. Replicas are node-aligned. What the request fixed stays
     (``StatedShape``).
 
@@ -152,9 +153,13 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
             misses.append(fit)
             if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
                 roomiest = fit
+    if fitting:
+        # engines inside a node without pipeline stages, where any fits
+        kind = min(_preference(f, per_node)[:2] for f in fitting)
+        fitting = [f for f in fitting if _preference(f, per_node)[:2] == kind]
     if fitting and stated.capacity:
-        # how many fit: of the layouts within 5% of the most sequences, the one an operator
-        # would run (as for the roomiest miss below)
+        # how many fit: of those within 5% of the most sequences, the one an operator would
+        # run (as for the roomiest miss below)
         most = max(f.max_concurrent for f in fitting)
         fitting = [f for f in fitting if f.max_concurrent >= 0.95 * most]
     if fitting:
@@ -172,8 +177,11 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
 
 def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:
     """Lower is better: an engine inside one node, no pipeline stages, the fewest GPUs per
-    engine (the most replicas)."""
-    return fit.tp * fit.pp > per_node, fit.pp > 1, fit.tp * fit.pp
+    engine (the most replicas). Data-parallel attention with expert parallelism is one engine
+    over all its GPUs: at equal size TP, found first, wins (each token reads the attention and
+    dense weights split tp ways, not whole on one rank)."""
+    engine = fit.gpus if fit.expert_parallel else fit.tp * fit.pp
+    return engine > per_node, fit.pp > 1, engine
 
 
 def counts(per_node: int) -> list[int]:

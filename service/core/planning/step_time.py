@@ -83,7 +83,8 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         elif layout.zero_stage == 2:
             dp += ZERO2_EXTRA
         name = f"data-parallel {'ZeRO-3 ' if layout.zero_stage == 3 else ''}communication"
-        bound = traffic_ratio(layout, arch, seq_len, spans_nodes) if arch is not None else 0.0
+        bound = traffic_ratio(layout, arch, seq_len, gpus_per_node) if arch is not None \
+            else 0.0
         if bound > 1 + dp:
             name += f" (communication-bound: {bound:.1f}x the compute)"
         terms.append((name, max(1 + dp, bound)))
