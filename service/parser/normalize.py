@@ -55,7 +55,10 @@ _HOW_MANY_SIZED = re.compile(
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
 # "seq 4k (edit: 8k)": the edit replaces the value just before it
-_EDITED = re.compile(r"\S+\s*\((?:edit(?:ed)?|correction|update[d]?|fixed)\s*:\s*([^()\n]{1,24})\)", re.I)
+# (the value before it is at most a word long: a run of characters is not rescanned from every
+# position)
+_EDITED = re.compile(r"(?<!\S)\S{1,24}\s*\((?:edit(?:ed)?|correction|update[d]?|fixed)\s*:\s*"
+                     r"([^()\n]{1,24})\)", re.I)
 # "half a node of 8 h100s": half the node's GPUs
 _HALF_NODE = re.compile(r"\bhalf\s+(?:a|the|of\s+a|of\s+the)\s+(?:node|box|server|machine)\s+"
                         r"(?:of|with)\s+(\d{1,2})\s*x?\s*", re.I)
