@@ -17,7 +17,8 @@ from service.core.planning.layouts import SearchSpace, node_count
 from service.core.planning.plan_types import Candidate, FitsOnRow
 from service.core.planning.search import ShapeProbes, fewest, states_lower_bound
 from service.core.planning.search_setup import budget_bytes, build_space, make_searcher, per_node
-from service.core.planning.serving_plan import fewest_serving, serving_budget, stated_shape
+from service.core.planning.serving_plan import fewest_serving, serving_budget
+from service.core.planning.serving_shapes import stated_shape
 
 
 def _price(gpu: Gpu, count: int | None) -> float | None:

@@ -15,7 +15,7 @@ The count is the fewest GPUs, not the highest throughput.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from service.core.hardware.gpus import Gpu
 from service.core.job.assumptions import Assumption, default
@@ -23,11 +23,17 @@ from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import LLAMACPP, ServingBudget, serving_weights
 from service.core.memory.serving_memory import serving_estimate
-from service.core.memory.serving_split import serving_share
-from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
-from service.core.planning.layouts import node_count, nvlink_tp_domain
 from service.core.planning.plan_types import Alternative, Fix, Plan, ServingFit
 from service.core.planning.serving_fixes import serving_fixes
+from service.core.planning.serving_shapes import (
+    NOTHING_STATED,
+    StatedShape,
+    evaluate,
+    expert_parallel_ok,
+    serving_tp_limit,
+    shapes,
+    stated_shape,
+)
 from service.core.units import counted, gb
 
 MAX_SERVING_GPUS = 4096
@@ -43,73 +49,8 @@ def serving_budget(resolved: ResolvedJob) -> ServingBudget:
     return ServingBudget()
 
 
-def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
-             budget: ServingBudget, replicas: int = 1, expert_parallel: bool = False
-             ) -> ServingFit:
-    """One layout's figures; with replicas, each GPU's are its replica's share of the
-    sequences; ``expert_parallel``: the replicas are attention ranks of one engine whose
-    routed experts are split over them (tp = pp = 1)."""
-    per_replica = -(-job.batch // replicas)
-    share = serving_share(job if replicas == 1 else replace(job, batch=per_replica), tp, pp,
-                          budget, replicas if expert_parallel else 1)
-    capacity = gpu.memory_bytes_usable
-    gpus = tp * pp * replicas
-    return ServingFit(tp, pp, gpus, node_count(gpus, per_node), share.weights_bytes,
-                      share.kv_per_sequence, share.workspace_bytes, share.fixed_bytes,
-                      max(0, share.room(capacity)), share.max_sequences(capacity) * replicas,
-                      job.batch, job.seq_len, share.memory_fraction, share.total_bytes,
-                      replicas, expert_parallel)
-
-
-def expert_parallel_ok(job: Job, gpus: int, per_node: int, stated: StatedShape) -> bool:
-    """Data-parallel attention with expert parallelism inside a node, for MLA MoE models
-    (DeepSeek-V2/V3, Kimi K2): their latent KV cache cannot be split by heads, so under TP every
-    rank holds all of it; vLLM's and SGLang's DeepSeek recipes run attention data parallel and
-    the experts expert parallel instead. On vLLM or SGLang, with no TP or PP stated."""
-    moe = job.arch.moe
-    return (moe is not None and job.arch.mla is not None and 2 <= gpus <= per_node
-            and moe.experts % gpus == 0 and stated.replicas and stated.tp is None
-            and stated.pp is None and job.framework in ("vllm", "sglang"))
-
-
-def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
-    """The most GPUs one TP group may span: a node (over PCIe where the GPU has no NVLink), or a
-    rack-scale NVLink domain."""
-    return max(per_node, nvlink_tp_domain(gpu, per_node))
-
-
-def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tuple[int, int]]:
-    """Every (tp, pp) for a count, the largest TP first: the stated TP, else each valid TP of at
-    most ``tp_limit`` GPUs (``serving_tp_limit``), PP over the rest. A smaller TP with PP can hold
-    more: past the KV heads, TP copies the KV cache on every rank where PP splits it."""
-    arch = job.arch
-    options = ([tp] if not gpus % tp and serving_tp_ok(arch, tp) else []) if tp \
-        else serving_tp_sizes(arch, gpus, tp_limit)
-    return [(size, gpus // size) for size in options if gpus // size <= arch.layers]
-
-
-@dataclass(frozen=True, slots=True)
-class StatedShape:
-    """What the request fixed of a serving layout: TP and PP sizes, and whether replicas may
-    be run (llama.cpp splits layers over its GPUs in one server)."""
-
-    tp: int | None = None
-    pp: int | None = None
-    replicas: bool = True
-    capacity: bool = False  # no concurrency stated: the question is how many sequences fit
-
-
-def stated_shape(resolved: ResolvedJob) -> StatedShape:
-    capacity = not (resolved.pinned("concurrent") or resolved.pinned("batch"))
-    if resolved.job.framework == "llamacpp":  # --split-mode layer: one server, no TP
-        return StatedShape(tp=1, replicas=False, capacity=capacity)
-    par = resolved.job.parallel
-    return StatedShape(par.tp if resolved.pinned("tp") else None,
-                       par.pp if resolved.pinned("pp") else None, capacity=capacity)
-
-
 def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudget,
-               stated: StatedShape = StatedShape(), prune: bool = True) -> ServingFit | None:
+               stated: StatedShape = NOTHING_STATED, prune: bool = True) -> ServingFit | None:
     """On ``gpus``: of the layouts that fit, engines inside a node without pipeline stages
     first, then the smallest engine (the most replicas: tensor parallelism to hold the model,
     data parallelism for the load, as vLLM's parallelism guide advises); where no concurrency
@@ -122,9 +63,7 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     for a sequence (each GPU holds at least that share: ``serving_weights``), so it is not
     evaluated; where nothing has room, every layout is, for the least short."""
     limit = serving_tp_limit(gpu, per_node)
-    fitting: list[ServingFit] = []
-    misses: list[ServingFit] = []
-    roomiest: ServingFit | None = None
+    evaluated: list[ServingFit] = []
     ceiling = round(gpu.memory_bytes_usable * budget.memory_fraction)
     whole = serving_weights(job.arch, job.quantization, job.param_scale).bytes if prune else 0
     pruned = False
@@ -138,21 +77,12 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
             if prune and whole > ceiling * engine:
                 pruned = True
                 continue
-            fit = evaluate(job, gpu, size, pp, per_node, budget, replicas)
-            if fit.fits:
-                fitting.append(fit)
-            else:
-                misses.append(fit)
-                if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
-                    roomiest = fit
+            evaluated.append(evaluate(job, gpu, size, pp, per_node, budget, replicas))
     if expert_parallel_ok(job, gpus, per_node, stated):
-        fit = evaluate(job, gpu, 1, 1, per_node, budget, gpus, expert_parallel=True)
-        if fit.fits:
-            fitting.append(fit)
-        else:
-            misses.append(fit)
-            if roomiest is None or fit.max_concurrent > roomiest.max_concurrent:
-                roomiest = fit
+        evaluated.append(evaluate(job, gpu, 1, 1, per_node, budget, gpus, expert_parallel=True))
+    fitting = [f for f in evaluated if f.fits]
+    misses = [f for f in evaluated if not f.fits]
+    roomiest = max(misses, key=lambda f: f.max_concurrent) if misses else None
     if fitting:
         # engines inside a node without pipeline stages, where any fits
         kind = min(_preference(f, per_node)[:2] for f in fitting)
@@ -196,7 +126,7 @@ def counts(per_node: int) -> list[int]:
 
 
 def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
-                   stated: StatedShape = StatedShape()
+                   stated: StatedShape = NOTHING_STATED
                    ) -> tuple[ServingFit | None, ServingFit | None]:
     """(first layout that fits, the one just below it); what the request fixed stays."""
     miss: ServingFit | None = None

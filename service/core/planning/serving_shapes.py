@@ -1,0 +1,83 @@
+"""One serving layout on a GPU type: what the request fixed of it, the (tp, pp) shapes a count
+allows, and a layout's per-GPU figures (``evaluate``), for the search in ``serving_plan.py``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from service.core.hardware.gpus import Gpu
+from service.core.job.resolve import ResolvedJob
+from service.core.job.spec import Job
+from service.core.memory.serving import ServingBudget
+from service.core.memory.serving_split import serving_share
+from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
+from service.core.planning.layouts import node_count, nvlink_tp_domain
+from service.core.planning.plan_types import ServingFit
+
+
+@dataclass(frozen=True, slots=True)
+class StatedShape:
+    """What the request fixed of a serving layout: TP and PP sizes, and whether replicas may
+    be run (llama.cpp splits layers over its GPUs in one server)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    replicas: bool = True
+    capacity: bool = False  # no concurrency stated: the question is how many sequences fit
+
+
+NOTHING_STATED = StatedShape()
+
+
+def stated_shape(resolved: ResolvedJob) -> StatedShape:
+    capacity = not (resolved.pinned("concurrent") or resolved.pinned("batch"))
+    if resolved.job.framework == "llamacpp":  # --split-mode layer: one server, no TP
+        return StatedShape(tp=1, replicas=False, capacity=capacity)
+    par = resolved.job.parallel
+    return StatedShape(par.tp if resolved.pinned("tp") else None,
+                       par.pp if resolved.pinned("pp") else None, capacity=capacity)
+
+
+def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
+    """The most GPUs one TP group may span: a node (over PCIe where the GPU has no NVLink), or a
+    rack-scale NVLink domain."""
+    return max(per_node, nvlink_tp_domain(gpu, per_node))
+
+
+def shapes(job: Job, gpus: int, tp_limit: int, tp: int | None = None) -> list[tuple[int, int]]:
+    """Every (tp, pp) for a count, the largest TP first: the stated TP, else each valid TP of at
+    most ``tp_limit`` GPUs (``serving_tp_limit``), PP over the rest. A smaller TP with PP can hold
+    more: past the KV heads, TP copies the KV cache on every rank where PP splits it."""
+    arch = job.arch
+    options = ([tp] if not gpus % tp and serving_tp_ok(arch, tp) else []) if tp \
+        else serving_tp_sizes(arch, gpus, tp_limit)
+    return [(size, gpus // size) for size in options if gpus // size <= arch.layers]
+
+
+def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
+             budget: ServingBudget, replicas: int = 1, expert_parallel: bool = False
+             ) -> ServingFit:
+    """One layout's figures; with replicas, each GPU's are its replica's share of the
+    sequences; ``expert_parallel``: the replicas are attention ranks of one engine whose
+    routed experts are split over them (tp = pp = 1)."""
+    per_replica = -(-job.batch // replicas)
+    share = serving_share(job if replicas == 1 else replace(job, batch=per_replica), tp, pp,
+                          budget, replicas if expert_parallel else 1)
+    capacity = gpu.memory_bytes_usable
+    gpus = tp * pp * replicas
+    return ServingFit(tp, pp, gpus, node_count(gpus, per_node), share.weights_bytes,
+                      share.kv_per_sequence, share.workspace_bytes, share.fixed_bytes,
+                      max(0, share.room(capacity)), share.max_sequences(capacity) * replicas,
+                      job.batch, job.seq_len, share.memory_fraction, share.total_bytes,
+                      replicas, expert_parallel)
+
+
+def expert_parallel_ok(job: Job, gpus: int, per_node: int, stated: StatedShape) -> bool:
+    """Data-parallel attention with expert parallelism inside a node, for MLA MoE models
+    (DeepSeek-V2/V3, Kimi K2): their latent KV cache cannot be split by heads, so under TP every
+    rank holds all of it; vLLM's and SGLang's DeepSeek recipes run attention data parallel and
+    the experts expert parallel instead. On vLLM or SGLang, with no TP or PP stated."""
+    moe = job.arch.moe
+    return (moe is not None and job.arch.mla is not None and 2 <= gpus <= per_node
+            and moe.experts % gpus == 0 and stated.replicas and stated.tp is None
+            and stated.pp is None and job.framework in ("vllm", "sglang"))
