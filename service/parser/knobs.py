@@ -173,7 +173,9 @@ RULES: tuple[Rule, ...] = (
        "pp_schedule", "interleaved", "interleaved 1F1B: each GPU holds several pipeline chunks"),
     _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
        "sequence_parallel", True),
-    # serving weights
+    # serving weights ("unquantized": the checkpoint's own 16-bit weights)
+    _r(r"\bunquantized\b|\bnot\s+quantized\b|\bno\s+quantization\b|\bwithout\s+quantization\b",
+       "quantization", "none"),
     _r(r"\b(?:int4|4[\s\-]?bit|w4a16)[\s\-_]*awq\b|\bawq[\s\-_]*(?:int4|4[\s\-]?bit|w4a16)\b|\bawq\b",
        "quantization", "awq"),  # AWQ is 4-bit: "int4 awq" is one format
     _r(r"\bgptq[\s\-_]*(?:8[\s\-]?bit|int8)\b|\b8[\s\-]?bit\s+gptq\b", "quantization", "gptq-8bit"),
@@ -230,7 +232,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "concurrent": ("me", "user", "personal", "just", "only"),
     "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
-    "quantization": ("awq", "gptq", "gguf", "mxfp4",
+    "quantization": ("awq", "gptq", "gguf", "mxfp4", "quantiz",
                      "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",
                      "quantization_bit"),
     "_dtype": ("fp", "float", "bf16", "tf32", "int8", "int4", "bit", "load_in", "llm.int8",
@@ -285,7 +287,8 @@ def find_knobs(scan: Scan) -> None:
 _TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'][^\"'\n]{0,80}[\"'])")
 # a list of attention projections: "q,k,v,o", "q_proj/v_proj", "qkv", "qkvo"
 _PROJS = r"(?:[qkvo](?:_proj)?(?:(?:\s*[,/&+]\s*|\s+)(?:and\s+)?[qkvo](?:_proj)?){1,3}|qkvo?)"
-_ATTN_ONLY = re.compile(r"\b(?:attention[\s\-]only|only\s+(?:on\s+)?(?:the\s+)?attention|"
+_ATTN_ONLY = re.compile(r"\b(?:attention(?:[\s\-](?:projections?|layers?|modules?|weights))?[\s\-]only"
+                        r"|only\s+(?:on\s+)?(?:the\s+)?attention|"
                         rf"{_PROJS}(?:[\s_]*proj\w*)?\s+only"
                         rf"|only\s+(?:on\s+)?(?:the\s+)?{_PROJS}|on\s+q_proj\s+and\s+v_proj)\b")
 _ALL_LINEAR = re.compile(r"\ball[\s\-_]*linear(?:\s+layers)?\b|\ball\s+(?:the\s+)?projections\b"

@@ -65,6 +65,10 @@ _HALF_NODE = re.compile(r"\bhalf\s+(?:a|the|of\s+a|of\s+the)\s+(?:node|box|serve
 _UNDERSCORE_THOUSANDS = re.compile(r"\b(\d{1,3})_(\d{3})\b")  # "32_768", as Python writes it
 # 3D-parallel shorthand "t=8 p=8 d=8" (only as the triple: a lone "p=8" says nothing)
 _3D_SHORTHAND = re.compile(r"\bt\s*=\s*(\d+)\s*[,;/]?\s*p\s*=\s*(\d+)\s*[,;/]?\s*d\s*=\s*(\d+)\b", re.I)
+# "does it fit or do we need two nodes?": the alternative is asked, not stated
+_OR_NEED = re.compile(r"\bor\s+(?:do|would|will|should)\s+(?:we|i|you)\s+"
+                      r"(?:need|have\s+to\s+(?:use|go\s+to))\s+(?:a\s+second|another|more|two|three"
+                      r"|four|\d{1,3})\s+(?:nodes?|machines?|servers?|boxes)\b", re.I)
 # a ticket, PR or issue number ("PR #4096", "re ticket 8192") names a thing, not a setting
 _REFERENCE = re.compile(r"(?<![\w&])#\s?\d+\b|\b(?:tickets?|prs?|pull\s+requests?|issues?|jira|bugs?"
                         r"|incidents?|inc)\s*(?:no\.?|number|num)?\s*#?\s*\d+\b(?!\s*(?:[kmbt]\b|x\b|gpus?|gb))",
@@ -132,6 +136,7 @@ def clean(raw: object) -> Cleaned:
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
     text = _STRUCK.sub(" ", text)
+    text = _OR_NEED.sub(" or more nodes", text)
     text = _EDITED.sub(r"\1", text)
     text = _BATCH_UNIT.sub(r"\1", text)
     text = _3D_SHORTHAND.sub(r"tp=\1 pp=\2 dp=\3", text)
