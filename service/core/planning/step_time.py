@@ -14,7 +14,8 @@
 - expert parallelism: two all-to-alls per MoE layer, ~ +2% per doubling;
 - data parallelism: gradient all-reduce (ZeRO 0-2, 2 x params) ~ +2% inside a node, +4% across
   nodes; ZeRO-3 also all-gathers weights for forward and backward: 1.5x that volume (Rajbhandari
-  et al. 2019, sec. 7); ZeRO-2 adds a reduce-scatter per accumulation step: +0.5%; where the
+  et al. 2019, sec. 7); ZeRO-2 adds a reduce-scatter per accumulation step: +0.5% (none
+  without accumulation, where the two move the same bytes); where the
   traffic outlasts the compute (ZeRO-3 over a MoE model's experts, short micro-batches across
   nodes) the step takes the traffic's time instead (``dp_traffic.py``);
 - offload: CPU Adam and PCIe traffic (ZeRO-Offload, Ren et al. 2021): optimizer x 1.5,
@@ -80,8 +81,8 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         dp = DP_INTER_NODE if spans_nodes else DP_INTRA_NODE
         if layout.zero_stage == 3:
             dp *= ZERO3_VOLUME
-        elif layout.zero_stage == 2:
-            dp += ZERO2_EXTRA
+        elif layout.zero_stage == 2 and layout.grad_accum > 1:
+            dp += ZERO2_EXTRA  # without accumulation its one reduce-scatter is ZeRO-1's
         name = f"data-parallel {'ZeRO-3 ' if layout.zero_stage == 3 else ''}communication"
         bound = traffic_ratio(layout, arch, seq_len, gpus_per_node) if arch is not None \
             else 0.0
