@@ -117,3 +117,13 @@ def test_serving_says_what_the_planned_gpus_cost() -> None:
     assert f"≈${gpus * 2.5 * 730:,.0f} a month (730 h; your price)" in reply
     catalog = ask("serve llama 3.1 70b for 100 users at 8k on h100s").reply
     assert "catalog on-demand price" in catalog
+
+
+def test_a_first_message_asking_for_the_cheapest_gpu_gets_the_catalog_cheapest_first() -> None:
+    """'What's the cheapest GPU to serve Mistral 7B at 4k for 8 users?' names no GPU: the answer
+    is the catalog's GPU types that serve it, cheapest per hour first, not 'name a GPU'."""
+    reply = ask("What's the cheapest GPU to serve Mistral 7B with 4k context for 8 users?").reply
+    assert reply.startswith("*Cheapest per hour for mistral-7b")
+    assert reply.count("\n• ") >= 3
+    named = ask("which GPU should we use for llama 3.1 8b, we have h100s").reply
+    assert not named.startswith("*Cheapest")  # a GPU named: it is answered on that GPU

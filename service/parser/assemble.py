@@ -132,6 +132,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     if prev and not understood and _CHEAPER.search(scan.low):  # "cheaper option?" in a thread
         kept = {k: v for k, v in prev.items() if k not in _HARDWARE}
         return Parsed(str(prev.get("task") or task), {}, kept, ignored=said, cheapest=True)
+    if not prev and "gpu" not in merged and _WHICH_GPU.search(scan.low) \
+            and ("model" in merged or "params_b" in merged or "arch" in merged):
+        # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
+        return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True)
     if cue.help and not understood:
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -202,6 +206,11 @@ _CREATIVE = re.compile(r"\b(?:write|tell|compose|give)\s+(?:me\s+|us\s+)?(?:a\s+
                        r"(?:haiku|poem|joke|song|story|limerick)s?\b")
 _CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|other\s+(?:gpus?|options?|cards?)"
                       r"|alternatives?)\b")
+# a first message asking which GPU type to use ("cheapest GPU to serve X", "which GPUs can run X")
+_WHICH_GPU = re.compile(
+    r"\b(?:cheapest|least\s+expensive|cheapest\s+way)\b"
+    r"|\b(?:which|what)\s+(?:gpus?|cards?|hardware)\s+(?:can|could|would|should|will|do\s+(?:i|we)\s+need|"
+    r"to\s+(?:use|rent|buy|pick)|for)\b|\bbest\s+(?:gpu|card)\s+(?:for|to)\b")
 # what a thread's "cheaper option?" lets go of: the GPU type, how many, and how they are split
 _HARDWARE = ("gpu", "gpu_count", "nodes", "gpus_per_node", "tp", "pp", "cp", "ep")
 # what a model scores, why a run's loss misbehaves, or instructions to the bot itself: questions
