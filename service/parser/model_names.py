@@ -202,9 +202,13 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
 
 _DISTILL = re.compile(r"\b(?:deepseek[\s\-_]*)?r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
                       r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?)?\b")
+# the distills fitcheck has as presets (their own repos for the launch configs); the 1.5B and
+# 7B (on Qwen2.5-Math) are read as their bases' shapes
 _DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
-                 ("qwen", "14b"): "qwen2.5-14b", ("qwen", "32b"): "qwen2.5-32b",
-                 ("llama", "8b"): "llama-3.1-8b", ("llama", "70b"): "llama-3.3-70b"}
+                 ("qwen", "14b"): "deepseek-r1-distill-qwen-14b",
+                 ("qwen", "32b"): "deepseek-r1-distill-qwen-32b",
+                 ("llama", "8b"): "deepseek-r1-distill-llama-8b",
+                 ("llama", "70b"): "deepseek-r1-distill-llama-70b"}
 
 
 def _distills(scan: Scan) -> None:
@@ -212,8 +216,9 @@ def _distills(scan: Scan) -> None:
     for m in scan.finditer(_DISTILL):
         base = _DISTILL_BASE.get((m.group("fam") or "", (m.group("size") or "") + "b"))
         if base is not None:
-            scan.add("model", base, m.start(), m.end(),
-                     f"R1-Distill-{m.group('fam').title()}-{m.group('size')}B has {base}'s architecture")
+            note = "" if base.startswith("deepseek-r1-distill") else \
+                f"R1-Distill-{m.group('fam').title()}-{m.group('size')}B has {base}'s architecture"
+            scan.add("model", base, m.start(), m.end(), note)
         else:
             scan.add("_unknown", Unknown("model", "deepseek r1 distill", tuple(_DISTILL_BASE.values())[1:4]),
                      m.start(), m.end())
