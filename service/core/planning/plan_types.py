@@ -198,6 +198,7 @@ class Plan:
     gpus_per_node: int = 8
     gpus: int | None = None  # the count the layout runs on (None: nothing fits)
     min_gpus: int | None = None  # fewest GPUs of this type that fit (None: none up to the cap)
+    min_shape: str | None = None  # serving: how those fewest GPUs are split ("TP=4", "TP=1, PP=5")
     layout: Layout | None = None
     step_time: float | None = None
     estimate: Estimate | None = None  # per-GPU breakdown of the chosen layout

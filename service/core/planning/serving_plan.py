@@ -157,7 +157,7 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
                 budget_bytes=round(gpu.memory_bytes_usable * budget.memory_fraction),
                 headroom=budget.memory_fraction, fits=False, gpus_per_node=per_node,
                 mode="given" if count is not None else "fewest", gpus=count,
-                min_gpus=best.gpus if best else None,
+                min_gpus=best.gpus if best else None, min_shape=best.shape() if best else None,
                 assumptions=_assumptions(budget, gpu, job.framework == "llamacpp"))
     if chosen is None:
         return plan

@@ -45,7 +45,8 @@ def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
     if fit.fits:
         return f"Serves {plan.model_id} at {what} on {where} ({shape}); up to " \
                f"{counted(fit.max_concurrent, 'concurrent sequence')} at {fit.context:,} tokens"
-    more = f"; fewest that fit: {plan.min_gpus}" if plan.min_gpus else ""
+    split = f" ({plan.min_shape})" if plan.min_shape else ""
+    more = f"; fewest that fit: {plan.min_gpus}{split}" if plan.min_gpus else ""
     return f"Does not serve {what} on {where} ({shape}): room for " \
            f"{counted(fit.max_concurrent, 'sequence')}{more}"
 
