@@ -57,10 +57,14 @@ def ordered_values(scan: Scan, corrections: bool = True) -> dict[str, list[Any]]
     return out
 
 
+def _setting(finding: Finding) -> str:
+    """What a finding sets: a bare size names the model too."""
+    return "model" if finding.field == "params_b" else finding.field
+
+
 def _replaced(finding: Finding, later: list[Finding], marks: list[int]) -> bool:
-    """Whether the field is written again after a correction or a move that follows this one."""
-    field = "model" if finding.field == "params_b" else finding.field
-    return any(("model" if f.field == "params_b" else f.field) == field and f.end > f.start
+    """Whether the setting is written again after a correction or a move that follows this one."""
+    return any(_setting(f) == _setting(finding) and f.end > f.start
                and f.value != finding.value and any(finding.end <= m < f.start for m in marks)
                for f in later)
 

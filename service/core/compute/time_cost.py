@@ -98,4 +98,5 @@ def default_mfu(gpu: Gpu, peak_precision: str, job: Job, active: float,
         why += (f"; x {share:.2f} with full recompute: the forward runs again (2N + the "
                 f"attention's forward per token), which model FLOPs do not count")
         source += "; MFU excludes recomputation: Chowdhery et al. 2022 (PaLM) app. B"
-    return round(mfu, 3), default("mfu", round(mfu, 3), why, source)
+    mfu = round(mfu, 3)
+    return mfu, default("mfu", mfu, why, source)

@@ -86,8 +86,12 @@ def training_time(
     gpu_hours = seconds * gpus / 3600
     cost = gpu_hours * price_per_gpu_hour if price_per_gpu_hour is not None else None
     weights = "6N" if trainable is None else "4N + 2*N_trainable"
-    formula = (f"C = ({weights} + 12*L*d_attn*s) x D" if include_attention and arch
-               else f"C = ({weights}) x D" if trainable is not None else "C = 6*N*D")
+    if include_attention and arch:
+        formula = f"C = ({weights} + 12*L*d_attn*s) x D"
+    elif trainable is None:
+        formula = "C = 6*N*D"  # the textbook line
+    else:
+        formula = f"C = ({weights}) x D"
     if trainable is not None:
         formula += " (frozen base: weight gradients for the adapters only)"
     formula += "; T = C / (GPUs x peak x MFU)"

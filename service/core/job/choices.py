@@ -60,6 +60,11 @@ class OptimizerName:
     family: str  # adamw, adamw_8bit, sgd, sgd_momentum, adafactor, lion, lion_8bit
     implementation: str  # default (the framework's own), fused, foreach, bnb, paged
 
+    @property
+    def bitsandbytes(self) -> bool:
+        """A bitsandbytes optimizer (8-bit or paged): it steps whole tensors."""
+        return self.implementation in ("bnb", "paged")
+
 
 OPTIMIZER_NAMES: dict[str, OptimizerName] = {
     "adamw": OptimizerName("adamw", "default"),
@@ -104,7 +109,7 @@ def check_recipe(precision: str, optimizer: str, framework: str, model_parallel:
     if framework not in TRAINING_FRAMEWORKS:
         raise InvalidInput("framework", f"{framework!r} does not train",
                            "for training: " + ", ".join(TRAINING_FRAMEWORKS))
-    if model_parallel and name.implementation in ("bnb", "paged"):
+    if model_parallel and name.bitsandbytes:
         # bitsandbytes steps whole tensors: not FSDP2/accelerate DTensor shards (bitsandbytes
         # #1633), and Megatron-LM and torchtitan build their own 32-bit Adam
         raise InvalidInput("optimizer", f"{optimizer} (bitsandbytes) with tensor, pipeline or "

@@ -152,8 +152,7 @@ def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
     chunked loss is also tried on top of QLoRA."""
     job = resolved.job
     # bitsandbytes optimizers run with data parallelism alone (choices.check_recipe)
-    model_parallel = any(resolved.pinned(k) and getattr(job.parallel, k) > 1
-                         for k in ("tp", "pp", "cp"))
+    model_parallel = job.parallel.tp * job.parallel.pp * job.parallel.cp > 1
     if job.trains_all_weights and optimizer_name(job.optimizer).family == "adamw" \
             and not model_parallel:
         yield Step("8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"},

@@ -37,6 +37,7 @@ from service.core.planning.serving_shapes import (
 from service.core.units import counted, gb
 
 MAX_SERVING_GPUS = 4096
+NEAR_MOST = 0.95  # "about the most sequences", between layouts an operator would choose from
 
 
 def serving_budget(resolved: ResolvedJob) -> ServingBudget:
@@ -87,11 +88,8 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
         # engines inside a node without pipeline stages, where any fits
         kind = min(_preference(f, per_node)[:2] for f in fitting)
         fitting = [f for f in fitting if _preference(f, per_node)[:2] == kind]
-    if fitting and stated.capacity:
-        # how many fit: of those within 5% of the most sequences, the one an operator would
-        # run (as for the roomiest miss below)
-        most = max(f.max_concurrent for f in fitting)
-        fitting = [f for f in fitting if f.max_concurrent >= 0.95 * most]
+    if fitting and stated.capacity:  # how many fit: the one an operator would run of those
+        fitting = _near_most(fitting)
     if fitting:
         return min(fitting, key=lambda f: _preference(f, per_node))
     if pruned and (roomiest is None or roomiest.max_concurrent == 0):
@@ -100,9 +98,15 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
         return None
     if roomiest.max_concurrent == 0:  # the weights leave no room anywhere: the least short
         return max(misses, key=lambda f: f.kv_budget_bytes)
-    # none fits: of the layouts within 5% of the most room, the one an operator would run
-    near = [f for f in misses if f.max_concurrent >= 0.95 * roomiest.max_concurrent]
-    return min(near, key=lambda f: _preference(f, per_node))
+    # none fits: the one an operator would run of those with about the most room
+    return min(_near_most(misses), key=lambda f: _preference(f, per_node))
+
+
+def _near_most(fits: list[ServingFit]) -> list[ServingFit]:
+    """The layouts within 5% of the most sequences: no operator trades a simpler layout for
+    a few more."""
+    most = max(f.max_concurrent for f in fits)
+    return [f for f in fits if f.max_concurrent >= NEAR_MOST * most]
 
 
 def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:

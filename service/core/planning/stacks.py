@@ -78,7 +78,7 @@ def _trainer_only(resolved: ResolvedJob) -> bool:
     if resolved.pinned("framework"):
         return False
     return resolved.job.objective != "sft" \
-        or optimizer_name(resolved.job.optimizer).implementation in ("bnb", "paged")
+        or optimizer_name(resolved.job.optimizer).bitsandbytes
 
 
 def stated_stack(resolved: ResolvedJob) -> Stack | None:
@@ -91,7 +91,7 @@ def stated_stack(resolved: ResolvedJob) -> Stack | None:
             return STACKS.get(resolved.job.framework)
         # bitsandbytes optimizers step flat tensors: DeepSpeed's ZeRO partitions (with
         # zero_allow_untested_optimizer), not FSDP2's sharded DTensors (bitsandbytes #1633)
-        bnb = optimizer_name(resolved.job.optimizer).implementation in ("bnb", "paged")
+        bnb = optimizer_name(resolved.job.optimizer).bitsandbytes
         return STACKS["deepspeed" if bnb and resolved.job.trains_all_weights else "hf"]
     model_parallel = any(resolved.pinned(k) for k in ("tp", "pp", "cp"))
     if resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage >= 2 \
