@@ -11,6 +11,9 @@ from service.core.planning.plan_types import Plan
 from service.core.report.headline import plan_verdict
 from service.render.assumption_text import assumption_line
 
+# the planner's acceptance job: a 7B at 4k with ZeRO-3 on A100 40GB
+DONE_MEANS = EstimateRequest(model="7B", seq_len=4096, zero_stage=3, gpu="a100-40gb")
+
 
 def estimate_of(request: EstimateRequest) -> Estimate:
     return estimate(resolve(request).job)

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from engine_support import plan_assumption_lines, plan_of, verdict_of
+from engine_support import DONE_MEANS, plan_assumption_lines, plan_of, verdict_of
 from test_seeds import S3_ARCH
 
 from service.answers import compute_answer
@@ -15,7 +15,6 @@ from service.core.errors import InvalidInput
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
-from service.core.planning.dp_traffic import traffic_ratio
 from service.core.planning.layouts import nvlink_tp_domain, violations
 from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search_setup import build_space
@@ -23,7 +22,6 @@ from service.core.planning.step_time import step_terms
 from service.render.cli_text import answer_text
 
 GB = 1e9
-DONE_MEANS = EstimateRequest(model="7B", seq_len=4096, zero_stage=3, gpu="a100-40gb")
 
 
 def assert_valid(plan: Plan, request: EstimateRequest) -> None:
@@ -138,60 +136,10 @@ def test_s3_counts_only_for_the_stated_configuration() -> None:
 
 
 def test_unknown_method_is_rejected() -> None:
-    from service.core.errors import InvalidInput
 
     with pytest.raises(InvalidInput) as err:
         plan_of(replace(S3, method="guess"))
     assert err.value.field == "method"
-
-
-# S5: compute, time and cost through the planner.
-def test_s5_time_and_cost_through_the_planner() -> None:
-    request = EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb", gpu_count=256, mfu=0.4)
-    plan = plan_of(request)
-    assert plan.fits and plan.gpus == 256
-    assert plan.compute is not None
-    seed = plan.compute.textbook
-    assert seed.total_flops == pytest.approx(4.2e22)
-    assert seed.seconds == pytest.approx(4.15e5, rel=0.002)
-    assert seed.days == pytest.approx(4.8, abs=0.05)
-    assert seed.gpu_hours == pytest.approx(29_500, rel=0.002)
-    assert seed.cost == pytest.approx(seed.gpu_hours * find_gpu("h100-80gb").price_per_gpu_hour_usd)
-    full = plan.compute.full
-    assert full.total_flops > seed.total_flops  # + the attention term
-    assert full.compute_optimal_tokens == pytest.approx(20 * 7e9)
-
-
-def test_recompute_slows_the_planned_time() -> None:
-    request = replace(DONE_MEANS, tokens=1e10, price_per_gpu_hour=1.0)
-    plan = plan_of(request)
-    assert plan.compute is not None
-    full, textbook = plan.compute.full, plan.compute.textbook
-    assert plan.layout is not None and plan.layout.recompute == "full"
-    # MFU counts model FLOPs: the forward run again (8N + 16 attention instead of 6N + 12, a
-    # quarter more) lowers the MFU the run reaches, not the FLOPs the model needs
-    assert full.total_flops / full.flops_per_token == pytest.approx(1e10)
-    mfu = next(a.value for a in plan.assumptions if a.field == "mfu")
-    assert mfu == pytest.approx(find_gpu("a100-40gb").default_mfu * 0.75, abs=0.001)
-    peak = find_gpu("a100-40gb").bf16_dense_tflops * 1e12
-    assert full.seconds == pytest.approx(full.total_flops / (plan.gpus * peak * mfu), rel=1e-9)
-    assert full.seconds / textbook.seconds == pytest.approx(full.flops_per_token / 6 / 7e9)
-    assert full.cost == pytest.approx(full.gpu_hours)
-
-
-def test_adapters_cost_two_thirds_of_full_training_the_frozen_base_has_no_weight_gradients(
-        ) -> None:
-    lora = EstimateRequest(model="llama-3-8b", task="finetune", finetune_method="lora",
-                           seq_len=2048, tokens=1e9, gpu="h100-80gb", gpu_count=1)
-    full = replace(lora, finetune_method="full", gpu_count=8)
-    lora_time, full_time = plan_of(lora).compute, plan_of(full).compute
-    assert lora_time is not None and full_time is not None
-    attention = full_time.full.flops_per_token - 6 * 8.03e9
-    adapters = 41_943_040  # rank 16 on every linear of Llama 3 8B
-    assert lora_time.full.flops_per_token == pytest.approx(
-        4 * 8.03e9 + 2 * adapters + attention, rel=1e-3)
-    assert 0.66 < lora_time.full.flops_per_token / full_time.full.flops_per_token < 0.70
-    assert lora_time.textbook.flops_per_token == pytest.approx(6 * 8.03e9, rel=1e-3)
 
 
 # Given GPUs: fits or not, by how much, and the cheapest fix.
@@ -338,20 +286,6 @@ def test_cached_totals_are_the_engines_totals() -> None:
         assert total == searcher.memory.estimate(lay).total_bytes, lay
 
 
-def test_hf_trainer_plans_have_no_pipeline_and_adapters_stay_data_parallel() -> None:
-    # the Trainer / accelerate: FSDP2 or ZeRO, plus accelerate's TP/CP; no pipeline stages
-    plan = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=4096, framework="hf",
-                                   gpu="a100-80gb"))
-    assert plan.layout is not None and plan.fits and plan.layout.pp == 1
-    assert plan.stack == "hf" and plan.layout.recompute != "selective"
-    # bitsandbytes 4-bit layers have no tensor parallelism: QLoRA on 2 GPUs is data parallel
-    qlora = plan_of(EstimateRequest(model="llama-3.1-70b", task="finetune",
-                                    finetune_method="qlora", seq_len=4096, gpu="a100-80gb",
-                                    gpu_count=2))
-    assert qlora.layout is not None and qlora.fits
-    assert (qlora.layout.tp, qlora.layout.pp, qlora.layout.cp) == (1, 1, 1)
-
-
 # ---- rack-scale NVLink: GB200 NVL72 ----------------------------------------------------------
 
 
@@ -410,44 +344,6 @@ def test_sliding_window_models_get_no_context_parallelism_unless_asked() -> None
     assert answer.planner.layout.plan.cp == 1
 
 
-def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
-    """8B full fine-tune with ZeRO-3 on 8 A100 40GB over 1B tokens: only full recompute fits, and
-    the planner's layout is the verdict, so the time includes the recomputed forward (it was
-    timed for the stated job, 15 h instead of 20)."""
-    base = dict(model="llama-3.1-8b", task="finetune", finetune_method="full", zero_stage=3,
-                tokens=1e9, gpu="a100-40gb", gpu_count=8)
-    unstated = compute_answer(EstimateRequest(**base)).answer  # type: ignore[arg-type]
-    stated = compute_answer(EstimateRequest(**base, recompute="full")).answer  # type: ignore[arg-type]
-    assert unstated.compute is not None and stated.compute is not None
-    assert unstated.compute.days == pytest.approx(stated.compute.days, rel=1e-6)
-
-
-def test_moe_pretraining_is_not_planned_communication_bound() -> None:
-    """DeepSeek-V3 on 2048 H800s: ZeRO-3 with TP=4 gathers a 168B-parameter shard on every
-    micro-batch for 37.6B active parameters, over the 2 NICs a node gives each group: far longer
-    on the network than in compute. The plan keeps the shards with model parallelism instead.
-    Dense FSDP across nodes is not penalised: llm-foundry measured a 13B model at 2k, micro-batch
-    2, fully sharded on 64 H100s at 39.9% MFU against 39.8% on 8 (every rank of a node in the
-    group: 8 NICs at once)."""
-    request = EstimateRequest(model="deepseek-v3", gpu="h800-80gb", gpu_count=2048,
-                              global_batch=15360, tokens=14.8e12)
-    plan = plan_of(request)
-    assert plan.fits and plan.layout is not None
-    assert plan.layout.zero_stage < 3 or plan.layout.ep > 1
-    arch = resolve(request).job.arch
-    gathered = Layout(gpus=2048, nodes=256, dp=512, tp=4, pp=1, cp=1, ep=1, zero_stage=3,
-                      sequence_parallel=True, recompute="full", micro_batch=1, grad_accum=30,
-                      global_batch=15360, offload="none")
-    assert traffic_ratio(gathered, arch, 4096, 8) > 5
-    terms = dict(step_terms(gathered, 4096, 8, arch.layers, arch=arch))
-    assert any("communication-bound" in name for name in terms)
-    dense = resolve(EstimateRequest(model="llama-2-13b", seq_len=2048)).job.arch
-    fsdp = Layout(gpus=64, nodes=8, dp=64, tp=1, pp=1, cp=1, ep=1, zero_stage=3,
-                  sequence_parallel=False, recompute="none", micro_batch=2, grad_accum=1,
-                  global_batch=128, offload="none")
-    assert traffic_ratio(fsdp, dense, 2048, 8) < 1
-
-
 def test_lora_on_one_consumer_card_is_fixed_by_qlora_with_a_chunked_loss_on_that_card() -> None:
     """Qwen3-14B LoRA on one RTX 4090: QLoRA alone leaves the fp32 logits (~5 GB at 4k x 152k
     vocabulary) over the 24 GB budget; QLoRA with a fused linear cross-entropy fits on the one
@@ -458,29 +354,3 @@ def test_lora_on_one_consumer_card_is_fixed_by_qlora_with_a_chunked_loss_on_that
     assert plan.fix.changes.get("finetune_method") == "qlora"
     assert plan.fix.changes.get("chunked_loss") is True
     assert plan.fix.gpus == 1
-
-
-def test_a_bitsandbytes_optimizer_with_model_parallelism_is_refused_by_name() -> None:
-    """8-bit Adam steps whole tensors: DeepSpeed runs it with ZeRO, but no stack runs it with
-    context parallelism (the answer had been a DeepSpeed stack with CP and a Megatron config
-    with 32-bit Adam). The request is refused naming the optimizer and what works."""
-    with pytest.raises(InvalidInput) as refused:
-        resolve(EstimateRequest(model="qwen2.5-7b", task="finetune", seq_len=8192,
-                                optimizer="adamw_8bit", gpu="rtx4090-24gb", gpu_count=8, cp=4,
-                                zero_stage=3))
-    assert refused.value.field == "optimizer" and "data parallelism" in refused.value.accepted
-    fixed = plan_of(EstimateRequest(model="llama-3.1-70b", seq_len=8192, tp=8,
-                                    gpu="h100-80gb", gpu_count=8))
-    assert all(f.changes.get("optimizer") != "adamw_8bit" for f in (fixed.fix, *fixed.other_fixes)
-               if f is not None)
-
-
-def test_before_ampere_the_plan_runs_data_parallel_on_deepspeed_not_megatron() -> None:
-    """Mistral 7B full fine-tune on 8 V100s: Megatron-LM's Transformer Engine and FlashAttention
-    need compute capability 8.0, and a V100 is 7.0; the plan is ZeRO data parallelism on the
-    Trainer with DeepSpeed (its SDPA attention keeps no s x s scores on a V100 either)."""
-    plan = plan_of(EstimateRequest(model="mistral-7b-v0.3", task="finetune", seq_len=2048,
-                                   gpu="v100-32gb", gpu_count=8))
-    assert plan.fits and plan.layout is not None
-    assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)
-    assert plan.stack != "megatron"

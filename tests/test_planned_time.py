@@ -1,0 +1,74 @@
+"""Training time and cost as the planner answers them: the verdict's layout, its recompute, the
+frozen base of adapters, and the seed's 6ND beside the full count."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from engine_support import DONE_MEANS, plan_of
+
+from service.answers import compute_answer
+from service.core.hardware.gpus import find_gpu
+from service.core.job.request import EstimateRequest
+
+
+# S5: compute, time and cost through the planner.
+def test_s5_time_and_cost_through_the_planner() -> None:
+    request = EstimateRequest(params_b=7, tokens=1e12, gpu="h100-80gb", gpu_count=256, mfu=0.4)
+    plan = plan_of(request)
+    assert plan.fits and plan.gpus == 256
+    assert plan.compute is not None
+    seed = plan.compute.textbook
+    assert seed.total_flops == pytest.approx(4.2e22)
+    assert seed.seconds == pytest.approx(4.15e5, rel=0.002)
+    assert seed.days == pytest.approx(4.8, abs=0.05)
+    assert seed.gpu_hours == pytest.approx(29_500, rel=0.002)
+    assert seed.cost == pytest.approx(seed.gpu_hours * find_gpu("h100-80gb").price_per_gpu_hour_usd)
+    full = plan.compute.full
+    assert full.total_flops > seed.total_flops  # + the attention term
+    assert full.compute_optimal_tokens == pytest.approx(20 * 7e9)
+
+
+def test_recompute_slows_the_planned_time() -> None:
+    request = replace(DONE_MEANS, tokens=1e10, price_per_gpu_hour=1.0)
+    plan = plan_of(request)
+    assert plan.compute is not None
+    full, textbook = plan.compute.full, plan.compute.textbook
+    assert plan.layout is not None and plan.layout.recompute == "full"
+    # MFU counts model FLOPs: the forward run again (8N + 16 attention instead of 6N + 12, a
+    # quarter more) lowers the MFU the run reaches, not the FLOPs the model needs
+    assert full.total_flops / full.flops_per_token == pytest.approx(1e10)
+    mfu = next(a.value for a in plan.assumptions if a.field == "mfu")
+    assert mfu == pytest.approx(find_gpu("a100-40gb").default_mfu * 0.75, abs=0.001)
+    peak = find_gpu("a100-40gb").bf16_dense_tflops * 1e12
+    assert full.seconds == pytest.approx(full.total_flops / (plan.gpus * peak * mfu), rel=1e-9)
+    assert full.seconds / textbook.seconds == pytest.approx(full.flops_per_token / 6 / 7e9)
+    assert full.cost == pytest.approx(full.gpu_hours)
+
+
+def test_adapters_cost_two_thirds_of_full_training_the_frozen_base_has_no_weight_gradients(
+        ) -> None:
+    lora = EstimateRequest(model="llama-3-8b", task="finetune", finetune_method="lora",
+                           seq_len=2048, tokens=1e9, gpu="h100-80gb", gpu_count=1)
+    full = replace(lora, finetune_method="full", gpu_count=8)
+    lora_time, full_time = plan_of(lora).compute, plan_of(full).compute
+    assert lora_time is not None and full_time is not None
+    attention = full_time.full.flops_per_token - 6 * 8.03e9
+    adapters = 41_943_040  # rank 16 on every linear of Llama 3 8B
+    assert lora_time.full.flops_per_token == pytest.approx(
+        4 * 8.03e9 + 2 * adapters + attention, rel=1e-3)
+    assert 0.66 < lora_time.full.flops_per_token / full_time.full.flops_per_token < 0.70
+    assert lora_time.textbook.flops_per_token == pytest.approx(6 * 8.03e9, rel=1e-3)
+
+
+def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
+    """8B full fine-tune with ZeRO-3 on 8 A100 40GB over 1B tokens: only full recompute fits, and
+    the planner's layout is the verdict, so the time includes the recomputed forward (it was
+    timed for the stated job, 15 h instead of 20)."""
+    base = dict(model="llama-3.1-8b", task="finetune", finetune_method="full", zero_stage=3,
+                tokens=1e9, gpu="a100-40gb", gpu_count=8)
+    unstated = compute_answer(EstimateRequest(**base)).answer  # type: ignore[arg-type]
+    stated = compute_answer(EstimateRequest(**base, recompute="full")).answer  # type: ignore[arg-type]
+    assert unstated.compute is not None and stated.compute is not None
+    assert unstated.compute.days == pytest.approx(stated.compute.days, rel=1e-6)
