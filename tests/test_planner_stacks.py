@@ -29,6 +29,19 @@ def test_hf_trainer_plans_have_no_pipeline_and_adapters_stay_data_parallel() -> 
     assert (qlora.layout.tp, qlora.layout.pp, qlora.layout.cp) == (1, 1, 1)
 
 
+def test_long_context_lora_splits_the_sequence_where_data_parallelism_cannot_fit_it() -> None:
+    """LoRA on Llama 3.1 8B at 128k tokens: one sequence's activations fit no single H100 at any
+    data-parallel size, so the plan splits it with accelerate's context parallelism (the layout
+    launch configs already write: ``parallelism_config_cp_size``); QLoRA stays data parallel."""
+    plan = plan_of(EstimateRequest(model="llama-3.1-8b", task="finetune", finetune_method="lora",
+                                   seq_len=131072, gpu="h100-80gb"))
+    assert plan.fits and plan.layout is not None and plan.stack == "hf"
+    assert plan.layout.cp > 1 and (plan.layout.tp, plan.layout.pp) == (1, 1)
+    qlora = plan_of(EstimateRequest(model="llama-3.1-8b", task="finetune",
+                                    finetune_method="qlora", seq_len=131072, gpu="h100-80gb"))
+    assert qlora.layout is None or qlora.layout.cp == 1
+
+
 def test_moe_pretraining_is_not_planned_communication_bound() -> None:
     """DeepSeek-V3 on 2048 H800s: ZeRO-3 with TP=4 gathers a 168B-parameter shard on every
     micro-batch for 37.6B active parameters, over the 2 NICs a node gives each group: far longer

@@ -47,8 +47,10 @@ def violations(plan: Plan, finetune_method: str) -> list[str]:
     if finetune_method != "full":
         if not stack.adapters:
             out.append(f"{stack.name} runs no LoRA")
-        if lay.tp * lay.pp * lay.cp > 1:
-            out.append("adapters with model parallelism (bitsandbytes 4-bit has no TP)")
+        if lay.tp * lay.pp > 1 or (lay.cp > 1 and finetune_method != "lora"):
+            # LoRA may split sequences (accelerate's ParallelismConfig cp_size on FSDP2);
+            # bitsandbytes 4-bit has no TP, and adapters have no pipeline schedule
+            out.append("adapters with TP/PP, or QLoRA with CP")
     return out
 
 

@@ -213,6 +213,7 @@ _CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|othe
 # a first message asking which GPU type to use ("cheapest GPU to serve X", "which GPUs can run X")
 _WHICH_GPU = re.compile(
     r"\b(?:cheapest|least\s+expensive|cheapest\s+way)\b"
+    r"|\b(?:smallest|cheapest|minimum|min|lowest[\s\-]end)\s+(?:gpu|card|instance|machine|hardware)\b"
     r"|\b(?:which|what)\s+(?:gpus?|cards?|hardware)\s+(?:can|could|would|should|will|do\s+(?:i|we)\s+need|"
     r"to\s+(?:use|rent|buy|pick)|for)\b|\bbest\s+(?:gpu|card)\s+(?:for|to)\b")
 # what a thread's "cheaper option?" lets go of: the GPU type, how many, and how they are split

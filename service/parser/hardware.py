@@ -45,7 +45,7 @@ _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?"
 # "8 or 16 h100s", "8x vs 16x h100", "1, 2 and 4 h100s" (a list: ", and" alone joins clauses)
 _ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
                           r"|(?<![\w.])(?P<list>\d+(?:\s*x?\s*,\s*\d+)+)\s*(?:x\s*)?and\s*$")
-_WITH_MEMORY = re.compile(r"\d\s?(?:gb|gib|g)\b")
+_WITH_MEMORY = re.compile(r"\d\s?(?:gb|gib|g)\b|[\-_]\d{2,3}s?\s*$")  # "a100-80s"
 _PER_NODE = re.compile(
     r"^\s*(?:gpus?\s*)?(?:each|per\s+(?:node|box|machine|server|host|instance|pod)|a\s+node)\b")
 # "how many" of something else ("how many days", "how many users") does not ask for GPUs
@@ -88,8 +88,28 @@ def find_hardware(scan: Scan) -> None:
             scan.claim(mention.start, mention.end)
     if not scan.values("gpu") and not asked and not names_uncovered_hardware(scan.view()):
         _memory_only(scan)
-    elif (one := _ONE_CARD.search(scan.view())) is not None:  # "on a 24gb card (a10g)"
+        return
+    if (one := _ONE_CARD.search(scan.view()) or _ON_ONE.search(scan.view())) is not None:
         scan.add("_one_gpu", True, one.start(), one.end(), claim=False)
+    _named_memory(scan)
+
+
+# "on a 24gb card (a10g)" is _ONE_CARD; with the GPU named: "fits on one?", "can one handle it?"
+_ON_ONE = re.compile(
+    r"\b(?:on|with)\s+(?:just\s+|only\s+)?(?:one|a\s+single)(?:\s+(?:of\s+(?:them|those|these)|gpu|card))?"
+    r"\s*(?:\?|$|[,.;!])"
+    r"|\bcan\s+(?:just\s+)?one\s+(?:handle|do|fit|serve|run|hold|take)\b"
+    r"|\b(?:is|would)\s+(?:just\s+)?one\s+(?:be\s+)?(?:enough|sufficient)\b")
+_MEMORY_WRITTEN = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)\b")
+
+
+def _named_memory(scan: Scan) -> None:
+    """"on 16gb (rtx 4080)": a memory written apart from the GPU named, and the same as its
+    memory, says the same thing (used, not reported as ignored)."""
+    sizes = {gid.rsplit("-", 1)[-1] for gid in scan.values("gpu") if isinstance(gid, str)}
+    for m in scan.finditer(_MEMORY_WRITTEN):
+        if f"{m.group(1)}gb" in sizes and scan.free(m.start(), m.end()):
+            scan.claim(m.start(), m.end())
 
 
 def _memory_only(scan: Scan) -> None:

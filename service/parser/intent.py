@@ -76,6 +76,9 @@ _HELP_QUESTION = re.compile(
     r"|what\s+(?:do|would)\s+you\s+need\s+(?:from\s+me|to\s+know)|what\s+(?:info|information|details)"
     r"\s+do\s+you\s+need|first\s+time\s+using\s+(?:this|you|the\s+bot|fitcheck)"
     r"|(?:which|what)\s+(?:models?|gpus?)\s+(?:do|can)\s+you\s+(?:know|support|cover|handle)"
+    r"|what\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
+    r"\s+(?:pass|give|set|use|send)|what\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
+    r"\s+(?:do|can)\s+you\s+(?:understand|read|take|accept|know|support)"
     r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link)\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"

@@ -77,10 +77,10 @@ RULES: tuple[Rule, ...] = (
        "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
        "critic models are not counted"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
-    _r(r"\bfsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
+    _r(r"\b(?:use_)?fsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
-    _r(r"\bdeep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds_config\b|\bds_z[0-3]",
+    _r(r"\b(?:use_)?deep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds_config\b|\bds_z[0-3]",
        "framework", "deepspeed"),
     # serving's engine: vLLM by name, its LLM(...) class, or its own argument names
     _r(r"\bvllm\b|\bllm\(\s*(?:model\s*=\s*)?[\"']|\b(?=(?:max_model_len|max_num_seqs|"
@@ -128,7 +128,8 @@ RULES: tuple[Rule, ...] = (
        r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?selective\b"
        r"|(?<=\bor\s)selective\b(?!\s+\w+\s+(?:of|for))|(?<=\bvs\s)selective\b",  # "full ckpt or selective"
        "recompute", "selective"),
-    _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full",
+    _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full"
+       r"|\bfull\s+ac\b|\bac\s*[=:]\s*[\"']?full\b",  # torchtitan's "full AC"
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     # FlashAttention
     _r(rf"\b{_NO}{_FLASH}|\b{_FLASH}\s*(?:off|disabled|[=:]\s*false)\b|\beager\s+attention\b"
@@ -226,7 +227,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
-    "recompute": ("ckpt", "checkpoint", "recomp", "selective"),  # fsdp_activation_checkpointing too
+    "recompute": ("ckpt", "checkpoint", "recomp", "selective", "ac"),  # fsdp_activation_checkpointing too
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
     "concurrent": ("me", "user", "personal", "just", "only"),

@@ -134,6 +134,12 @@ def _fixed(word: str, family: str) -> str:
     return family + base[head.end():]
 
 
+# words people put after a size for "a decoder-only transformer of that size" (nanoGPT, the
+# GPT-3 paper's 125M..13B ladder), not a released model: with no preset of that size and no
+# version written, the size is a bare size
+GENERIC_FAMILIES = frozenset({"gpt"})
+
+
 def _sized(digits: list[bool], i: int) -> bool:
     """A misspelt family is only guessed next to a size or version ("lama 3 8b", "qwne2.5")."""
     return any(digits[i:i + 3])
@@ -257,6 +263,8 @@ def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fi
     if ver is not None:  # "llama3:70b" is 3.0 when there is one; "llama 3 405b": the newest 3.x
         exact = [c for c in candidates if c[0] == _version(ver)]
         candidates = exact or [c for c in candidates if c[0][0] == _version(ver)[0] and _version(ver)[1] == 0]
+    if not candidates and family in GENERIC_FAMILIES and not ver:
+        return 1  # "a 125M gpt": a GPT-shaped model of that size, read as a bare size
     if candidates:
         preset = candidates[0][1]
         newest = f"{family} {ver}.x" if ver else family

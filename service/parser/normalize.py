@@ -52,6 +52,13 @@ _HOW_MANY_SIZED = re.compile(
     r"\bhow\s+many\s+((?:concurrent|parallel|simultaneous)\s+)?(\d{1,3}(?:\.\d)?\s?k|\d{4,6})"
     r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
     r"convos?|chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
+# "32 concurrent 8k requests": a count, then a length: the length sizes each one (not traffic:
+# "8k requests a day" has no count before it)
+_COUNT_OF_SIZED = re.compile(
+    r"\b(\d{1,5}\s+(?:(?:concurrent|parallel|simultaneous)\s+)?)(\d{1,3}(?:\.\d)?\s?k)"
+    r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
+    r"convos?|chats?|sequences?|seqs|streams?|prompts?)\b(?!\s*(?:per|a|an|/|each)\s*"
+    r"(?:day|hour|hr|minute|min|second|sec|week|month)s?\b)", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
 # "seq 4k (edit: 8k)": the edit replaces the value just before it
@@ -150,7 +157,8 @@ def _numbers_as_written(text: str) -> str:
     trillion' -> '0.5 trillion', '400M-token' -> '400M tokens', '1.10 $/h' and '2.4/gpu-hr' ->
     '$1.10/h', '$2.4/gpu-hr'; a process's rank ('machine_rank: 0') is not a LoRA rank, nor a
     ticket's or PR's number a sequence length; 'how many 32k sessions' -> 'how many sessions at
-    32k context'."""
+    32k context', '32 concurrent 8k requests' -> '32 concurrent requests at 8k
+    context'."""
     text = _POWER_OF_TWO.sub(lambda m: str(2 ** int(m[1])), text)
     text = _DECIMAL_COMMA.sub(r"\1.\2\3", text)
     text = _SPACED_THOUSANDS.sub(r"\1\2", text)
@@ -160,6 +168,7 @@ def _numbers_as_written(text: str) -> str:
     text = _ONE_A.sub(r"1 \1 ", text)
     text = _N_TOKEN.sub(r"\1 tokens", text)
     text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
+    text = _COUNT_OF_SIZED.sub(r"\1\3 at \2 context", text)
     text = _DOLLARS_AFTER.sub(r"$\1", text)
     text = _PER_GPU_HOUR.sub(r"$\1", text)
     text = _YEAR.sub(" ", text)

@@ -15,13 +15,15 @@ _RECIPE = re.compile(r"\b(?P<method>full|lora|qlora)_finetune_(?:single_device|d
 _CONFIG = re.compile(r"(?<![\w/])(?P<family>llama3_3|llama3_2|llama3_1|llama3|llama2|code_llama2|qwen2_5"
                      r"|qwen3|qwen2|gemma2|gemma|mistral|phi3|phi4)/(?P<size>\d+(?:\.\d+)?b|mini)"
                      r"(?:_instruct)?_(?P<method>full|lora|qlora)\w*")
-# a model builder in a pasted config: ``_component_: torchtune.models.llama3_1.lora_llama3_1_8b``
-_BUILDER = re.compile(r"\btorchtune\.models\.\w+\.(?P<method>q?lora_)?(?P<family>llama3_3|llama3_2|llama3_1"
+# a model builder in a pasted config: ``_component_: torchtune.models.llama3_1.lora_llama3_1_8b``,
+# or its name alone ("model llama3_2_3b"): the underscores between family, version and size
+_BUILDER = re.compile(r"(?:\btorchtune\.models\.\w+\.|(?<![\w./\-]))(?P<method>q?lora_)?"
+                      r"(?P<family>llama3_3|llama3_2|llama3_1"
                       r"|llama3|llama2|code_llama2|qwen2_5|qwen3|qwen2|gemma2|gemma|mistral|phi3|phi4)"
                       r"_(?P<size>\d+(?:p\d+)?b|mini)\b")
 # a pasted torchtune config: ``dtype: bf16`` trains in bf16 alone (no fp32 master weights), and
 # LoRA on attention plus ``apply_lora_to_mlp: True`` covers every linear layer
-_TORCHTUNE_BF16 = re.compile(r"^\s*dtype\s*:\s*bf16\b", re.M)
+_TORCHTUNE_BF16 = re.compile(r"(?:^|[,;{]|\s)\s*dtype\s*:\s*bf16\b", re.M)
 _TORCHTUNE_MLP = re.compile(r"\bapply_lora_to_mlp\s*:\s*true\b")
 # torchtune's config folder -> the words a preset name is looked up by
 _FAMILY = {"llama3_3": "llama 3.3", "llama3_2": "llama 3.2", "llama3_1": "llama 3.1",
@@ -47,7 +49,7 @@ def find_recipes(scan: Scan) -> None:
                      f"torchtune builder {m.group(0).rsplit('.', 1)[-1]} read as {preset.id}")
         if m.group("method"):
             scan.add("finetune_method", m.group("method").rstrip("_"), m.start(), m.end(), claim=False)
-    if "torchtune" in scan.low:
+    if "torchtune" in scan.low or _RECIPE.search(scan.low):
         for m in scan.finditer(_TORCHTUNE_BF16, limit=1):
             scan.add("precision", "bf16", m.start(), m.end(),
                      "torchtune dtype bf16: weights, gradients and optimizer state in bf16")

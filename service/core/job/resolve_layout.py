@@ -58,7 +58,11 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     dp = gpus // (tp * pp * cp)
     ep = req.ep or 1
     if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
-        raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}",
+        folded = arch.moe is not None and not arch.moe.experts % ep and not (dp * tp * cp) % ep
+        raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}" + (
+            ": fitcheck carves expert parallelism out of data parallelism (DeepSpeed-MoE, "
+            "Megatron without MoE parallel folding); folding EP over TP x DP "
+            "(--expert-tensor-parallel-size 1) is not modelled" if folded else ""),
                            "a divisor of both (MoE models only)")
     if req.shard_group and dp % req.shard_group:
         raise InvalidInput("shard_group", f"{req.shard_group} does not divide dp={dp}",

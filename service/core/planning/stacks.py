@@ -104,12 +104,19 @@ def model_parallelism(resolved: ResolvedJob, gpu: Gpu | None = None) -> ModelPar
     """What the stated stack runs (everything when no stack is fixed); adapters run data
     parallel, and so does a job on a GPU before Ampere with no framework stated: Megatron-LM's
     Transformer Engine and FlashAttention need compute capability 8.0 (no bf16 tensor cores
-    before it), and torchtitan trains in bf16, so there the Trainer with DeepSpeed runs it."""
+    before it), and torchtitan trains in bf16, so there the Trainer with DeepSpeed runs it.
+    LoRA may also split long sequences: accelerate's context parallelism
+    (``ParallelismConfig(cp_size=...)`` on FSDP2, causal attention through SDPA) wraps the
+    peft model like any other; QLoRA's 4-bit base stays data parallel."""
     stack = stated_stack(resolved)
     pre_ampere = gpu is not None and gpu.bf16_dense_tflops is None \
         and not resolved.pinned("framework")
-    if not resolved.job.trains_all_weights or _trainer_only(resolved) or pre_ampere:
+    if pre_ampere or _trainer_only(resolved):
         return ModelParallelism(False, False, False, False)
+    if not resolved.job.trains_all_weights:
+        lora_cp = resolved.job.finetune_method == "lora" and stack is not None and stack.cp \
+            and stack.adapters
+        return ModelParallelism(False, False, lora_cp, False)
     if stack is None:
         return ModelParallelism(True, True, True)
     # FSDP2 runs experts in parallel only in torchtitan, for the models it ships
