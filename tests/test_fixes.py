@@ -191,3 +191,14 @@ def test_more_gpus_with_a_chunked_loss_when_the_logits_need_them() -> None:
     found = fixes(plan)
     more = [f for f in found if f.kind == "more_gpus"]
     assert more[0].gpus <= 2 and more[0].changes.get("chunked_loss") is True
+
+
+def test_a_chunked_loss_comes_before_offload_when_it_alone_closes_the_gap() -> None:
+    """Qwen3-30B-A3B LoRA at 8k on one H100 is a few GB short and its fp32 logits are more than
+    that (review 14): the fused cross-entropy fixes it at no quality cost, ahead of streaming
+    the base from the CPU."""
+    plan = plan_of(R(model="qwen3-30b-a3b", task="finetune", finetune_method="lora",
+                     seq_len=8192, gpu="h100-80gb", gpu_count=1))
+    assert not plan.fits and plan.fix is not None and plan.shortfall_bytes is not None
+    assert plan.fix.changes.get("chunked_loss") is True and plan.fix.gpus == 1
+    assert plan.fix.total_bytes is not None and plan.fix.total_bytes <= plan.budget_bytes

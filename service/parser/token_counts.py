@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.core.job.resolve import DEFAULT_SEQ_LEN
 from service.parser.numbers import is_power_of_two
 from service.parser.scan import Scan
 from service.parser.types import Finding
@@ -79,16 +80,19 @@ def _batch_in_tokens(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]
     seq = ordered.get("seq_len")
     if not batches:
         return []
-    if not seq or not isinstance(seq[0], int) or ordered.get("global_batch"):
+    if ordered.get("global_batch") or (seq and not isinstance(seq[0], int)):
         return written_as(scan, "_batch_tokens")
+    length = seq[0] if seq else DEFAULT_SEQ_LEN  # the length the job will be sized at
     total = batches[0]
     for binary in (total * 1.048576, total * 1.024):  # "4M tokens" at 4096 = 1,024 x 4096 = 4 x 2^20
-        if abs(binary / seq[0] - round(binary / seq[0])) < 1e-6:
+        if abs(binary / length - round(binary / length)) < 1e-6:
             total = binary
             break
-    sequences = max(1, round(total / seq[0]))
+    sequences = max(1, round(total / length))
     ordered["global_batch"] = [sequences]
-    notes.append(f"global batch {total:,.0f} tokens / {seq[0]:,} = {sequences:,} sequences")
+    notes.append(f"global batch {total:,.0f} tokens / {length:,}"
+                 + ("" if seq else " (the default sequence length; say yours)")
+                 + f" = {sequences:,} sequences")
     return []
 
 

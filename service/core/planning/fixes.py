@@ -43,9 +43,18 @@ from service.core.planning.stacks import (
 from service.core.units import counted, gb
 
 SHOWN_FIXES = 3  # the fix and the next best two
-# Suggest a chunked loss when the loss's fp32 logits buffers are this share of the budget: below
-# it the kernel saves less than the band of the estimate (error_band.py) is wide.
+# Suggest a chunked loss when the loss's fp32 logits buffers are this share of the budget (below
+# it the kernel saves less than the band of the estimate, error_band.py, is wide), or when they
+# alone are more than the job is short: then the kernel closes the gap by itself.
 LOSS_SHARE_FOR_CHUNKING = 0.15
+
+
+def chunking_helps(logits_bytes: int, budget: int, shortfall: int | None) -> bool:
+    """Whether a chunked loss is worth trying at the leanest layout (``LOSS_SHARE_FOR_CHUNKING``)."""
+    if logits_bytes <= 0 or budget <= 0:
+        return False
+    return logits_bytes >= LOSS_SHARE_FOR_CHUNKING * budget or \
+        (shortfall is not None and 0 < shortfall <= logits_bytes)
 
 SpaceChange = Callable[[SearchSpace], SearchSpace]
 JobChange = Callable[[ResolvedJob], ResolvedJob]
@@ -147,7 +156,7 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
                                      zero_stated=False))
 
 
-def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
+def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
     """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the
     chunked loss is also tried on top of QLoRA."""
     job = resolved.job
@@ -166,7 +175,7 @@ def job_steps(resolved: ResolvedJob, loss_share: float) -> Iterator[Step]:
                    job=_with_job(lambda r: replace(r.job, finetune_method="qlora",
                                                    quantization="nf4"), "finetune_method"),
                    carries=True)
-    if not job.chunked_loss and loss_share >= LOSS_SHARE_FOR_CHUNKING:
+    if not job.chunked_loss and chunking:
         yield Step("a chunked loss (fused linear cross-entropy, e.g. Liger Kernel)",
                    {"chunked_loss": True}, "no quality cost; the fp32 logits are never whole",
                    job=_with_job(lambda r: replace(r.job, chunked_loss=True), "chunked_loss"),
@@ -212,13 +221,13 @@ def _first_fit(step: Step, carried: list[Step], trials: _Trials
 
 
 def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
-              fleet: tuple[Gpu, ...], loss_share: float) -> tuple[Fix | None, list[Fix]]:
+              fleet: tuple[Gpu, ...], chunking: bool) -> tuple[Fix | None, list[Fix]]:
     """The fix and the next best two for ``count`` GPUs of ``gpu`` that fall short;
-    ``loss_share``: the logits' share of the budget at the leanest layout."""
+    ``chunking``: a chunked loss is worth trying (``chunking_helps``)."""
     trials = _Trials(resolved, gpu, count)
     fixes: list[Fix] = []
     carried: list[Step] = []
-    for step in [*knob_steps(resolved), *job_steps(resolved, loss_share)]:
+    for step in [*knob_steps(resolved), *job_steps(resolved, chunking)]:
         hit = _first_fit(step, carried, trials)
         if hit is not None:
             fixes.append(_fix(*hit, trials))

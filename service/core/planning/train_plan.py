@@ -16,7 +16,7 @@ from service.core.job.resolve import ResolvedJob
 from service.core.memory.breakdown import Estimate
 from service.core.memory.transients import LOSS_SOURCE
 from service.core.planning.explain import alternatives, why_lines
-from service.core.planning.fixes import fixes_for
+from service.core.planning.fixes import chunking_helps, fixes_for
 from service.core.planning.layouts import counts_ok
 from service.core.planning.plan_types import Layout, Plan
 from service.core.planning.search import MAX_GPUS, CountResult, Searcher, fewest, states_lower_bound
@@ -81,7 +81,9 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                        f"needs {gb(miss.leanest.total_bytes)} per GPU")
     lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
     fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None, fleet,
-                             loss_share(lean_estimate, searcher.budget))
+                             chunking_helps(logits_bytes(lean_estimate), searcher.budget,
+                                            lean.total_bytes - searcher.budget
+                                            if lean is not None else None))
                    if with_fixes and count is not None else (None, ()))
     stack = layout_stack(resolved, lean.layout) if lean is not None else ""
     if stack:
@@ -94,14 +96,11 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                 why=tuple(why), fix=fix, other_fixes=tuple(others), assumptions=tuple(notes))
 
 
-def loss_share(estimate: Estimate | None, budget: int) -> float:
-    """The share of the budget the loss's logits buffers take (a chunked loss removes them):
-    what the kernel frees against what the job must come down to, so it is also tried with
-    the changes that bring the rest down (QLoRA's 4-bit base)."""
-    if estimate is None or budget <= 0:
-        return 0.0
-    logits = sum(c.bytes for c in estimate.components if c.source == LOSS_SOURCE)
-    return logits / budget
+def logits_bytes(estimate: Estimate | None) -> int:
+    """The loss's logits buffers at a layout: what a chunked loss frees."""
+    if estimate is None:
+        return 0
+    return sum(c.bytes for c in estimate.components if c.source == LOSS_SOURCE)
 
 
 def _chosen(resolved: ResolvedJob, layout: Layout, activation_model: str) -> list[Assumption]:
