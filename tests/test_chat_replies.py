@@ -127,3 +127,15 @@ def test_a_first_message_asking_for_the_cheapest_gpu_gets_the_catalog_cheapest_f
     assert reply.count("\n• ") >= 3
     named = ask("which GPU should we use for llama 3.1 8b, we have h100s").reply
     assert not named.startswith("*Cheapest")  # a GPU named: it is answered on that GPU
+
+
+def test_an_rl_job_says_under_the_verdict_that_only_the_policy_was_sized() -> None:
+    """PPO with a named critic and reward model (review 14): the engine sizes the trained policy;
+    the headline says so, and the line under it names what is not counted."""
+    answer = ask("PPO RLHF on Llama 3.1 8B with a reward model and critic, H100s")
+    assert answer.answer is not None
+    head, second = answer.reply.splitlines()[:2]
+    assert head.endswith("(the policy model only)*")
+    assert "critic" in second and "reward" in second and "rollout" in second
+    plain = ask("full fine-tune llama 3.1 8b on h100s")
+    assert "policy model" not in plain.reply

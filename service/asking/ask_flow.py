@@ -117,6 +117,11 @@ class Asker:
         text = prefix + (reply.cheapest_reply(answer, notes) if p.cheapest else
                          reply.estimate_reply(answer, notes, ignored,
                                               time_first=p.intent == "time_cost"))
+        if p.scope is not None:  # right under the headline
+            head, _, rest = text.partition("\n")
+            if head.endswith("*"):
+                head = head[:-1] + " (the policy model only)*"
+            text = head + "\n" + reply.plain(p.scope) + ("\n" + rest if rest else "")
         text += await self._qlora_tip(p, answer)
         limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:

@@ -159,7 +159,15 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     deadline = ordered.get("_deadline_hours", [None])[0]
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
-                  deadline if isinstance(deadline, float) else None)
+                  deadline if isinstance(deadline, float) else None,
+                  scope=RL_SCOPE if ordered.get("_rl") else None)
+
+
+# RL with generation: the engine sizes one trained model (the policy)
+RL_SCOPE = ("These figures are the policy model alone: PPO also trains a critic (a second model "
+            "as large, with its own optimizer state) and holds a reward and a reference model, "
+            "and PPO/GRPO generate with a rollout engine (a vLLM share of each GPU when "
+            "colocated); none of those is counted.")
 
 
 def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:

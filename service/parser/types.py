@@ -57,3 +57,6 @@ class Parsed:
     # still be said, as what a GPU would need
     hardware_problem: bool = False
     cheapest: bool = False  # "cheaper option?": the job on every GPU type, cheapest per hour first
+    # what the job named that the answer does not size (PPO's critic and reward models): said
+    # right under the headline, so a "Fits" is read as the part that was sized
+    scope: str | None = None
