@@ -139,3 +139,19 @@ def test_an_rl_job_says_under_the_verdict_that_only_the_policy_was_sized() -> No
     assert "critic" in second and "reward" in second and "rollout" in second
     plain = ask("full fine-tune llama 3.1 8b on h100s")
     assert "policy model" not in plain.reply
+
+
+def test_a_stated_expert_parallel_size_is_the_serving_layout_the_verdict_is_about() -> None:
+    """GLM-4.5-Air with ep 4, tp 2 on 8 MI300X (held-out set 14): the planner had served it as
+    4 replicas of TP=2 with every expert on every replica (110.5 GB per GPU) under a breakdown
+    of the stated EP=4 (67.9 GB), so the band did not contain the estimate and the headline's
+    sequences were not the breakdown's."""
+    answer = ask("glm-4.5-air with ep 4 tp 2 on 8 MI300X for serving, fp8 kv cache, 32k ctx")
+    assert answer.answer is not None and answer.answer.planner is not None
+    top, planned = answer.answer, answer.answer.planner.layout
+    assert planned is not None and planned.plan.ep == 4 and planned.plan.tp == 2
+    assert planned.per_gpu_bytes.total == top.per_gpu_bytes.total
+    assert top.error_band.low_bytes <= top.per_gpu_bytes.total <= top.error_band.high_bytes
+    headline = _gb(answer.reply, r"up to ([\d,]+) concurrent")
+    room = _gb(answer.reply, r"room for ([\d,]+) concurrent")
+    assert headline == room

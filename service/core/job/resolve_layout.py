@@ -31,7 +31,11 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     # without a stated count, the fewest GPUs the stated split needs: expert parallelism is
     # carved out of data parallelism, so EP=64 needs 64 data-parallel ranks
     gpus = _gpu_count(req, per_node, tp * pp * cp * (req.ep or 1))
-    if task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
+    if task == "infer" and (req.ep or 1) > 1 and req.tp is None:
+        # a stated EP in serving: that many attention ranks share the experts; TP splits each
+        tp = max(1, gpus // (pp * cp * (req.ep or 1)))
+        notes.add(derived("tp", tp, f"the GPUs over ep={req.ep} attention ranks"))
+    elif task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
             and llamacpp_serves(req.framework, req.quantization):
         pp = gpus // cp
         notes.add(derived("pp", pp, "llama.cpp splits the layers over the GPUs "

@@ -104,6 +104,9 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
         dp_note: tuple[str, ...] = (
             f"{fit.replicas} data-parallel attention ranks, each with its own KV cache and "
             f"--max-num-seqs sequences; the routed experts are split over them",)
+        if fit.tp > 1:  # vLLM's expert-parallel group is every rank: TP x DP
+            dp_note += (f"vLLM splits the routed experts over all TP x DP = {fit.gpus} GPUs: "
+                        f"fewer per GPU than the EP={fit.replicas} sized here",)
     else:
         dp_flags, dp_note = _replicas(fit, "--data-parallel-size",
                                       resolved.job.arch.moe is not None)

@@ -175,7 +175,8 @@ class ServingFit:
     def shape(self) -> str:
         """'TP=8', 'TP=2, PP=3', '2 replicas of TP=8', 'DP=8 attention + EP=8'."""
         if self.expert_parallel:
-            return f"DP={self.replicas} attention + EP={self.replicas}"
+            each = f" (TP={self.tp} each)" if self.tp > 1 else ""
+            return f"DP={self.replicas} attention{each} + EP={self.replicas}"
         one = f"TP={self.tp}" + (f", PP={self.pp}" if self.pp > 1 else "")
         return one if self.replicas == 1 else f"{self.replicas} replicas of {one}"
 

@@ -24,6 +24,7 @@ class StatedShape:
     pp: int | None = None
     replicas: bool = True
     capacity: bool = False  # no concurrency stated: the question is how many sequences fit
+    ep: int | None = None  # a stated expert-parallel size (MoE): attention ranks sharing experts
 
 
 NOTHING_STATED = StatedShape()
@@ -34,8 +35,18 @@ def stated_shape(resolved: ResolvedJob) -> StatedShape:
     if resolved.job.framework == "llamacpp":  # --split-mode layer: one server, no TP
         return StatedShape(tp=1, replicas=False, capacity=capacity)
     par = resolved.job.parallel
+    ep = par.ep if resolved.pinned("ep") and par.ep > 1 and resolved.job.arch.moe else None
     return StatedShape(par.tp if resolved.pinned("tp") else None,
-                       par.pp if resolved.pinned("pp") else None, capacity=capacity)
+                       par.pp if resolved.pinned("pp") else None, capacity=capacity, ep=ep)
+
+
+def stated_expert_layouts(job: Job, gpus: int, stated: StatedShape) -> list[tuple[int, int]]:
+    """With a stated EP size: the (tp, pp) of each attention rank, where ep of them make
+    ``gpus`` (the engine's figures for a stated EP: ``serving_share`` with ``ep``)."""
+    if stated.ep is None:
+        return []
+    tp, pp = stated.tp or 1, stated.pp or 1
+    return [(tp, pp)] if tp * pp * stated.ep == gpus and serving_tp_ok(job.arch, tp) else []
 
 
 def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
