@@ -155,3 +155,13 @@ def test_a_stated_expert_parallel_size_is_the_serving_layout_the_verdict_is_abou
     headline = _gb(answer.reply, r"up to ([\d,]+) concurrent")
     room = _gb(answer.reply, r"room for ([\d,]+) concurrent")
     assert headline == room
+
+
+def test_how_many_to_serve_with_no_load_also_says_what_twice_the_gpus_hold() -> None:
+    """"Serve Qwen2.5-72B on A100 80GB" (review 14): 2 GPUs hold the weights with room for 2
+    sequences, which is no serving answer alone; TP=4 halves each GPU's weights and the reply
+    says how many sequences that holds."""
+    answer = ask("Serve Qwen2.5-72B on A100 80GB")
+    assert answer.answer is not None and answer.answer.plan.gpus == 2
+    line = next(x for x in answer.reply.splitlines() if x.startswith("Or 4 GPUs as TP=4"))
+    assert _gb(line, r"up to ([\d,]+) sequences") > 10 * _gb(answer.reply, r"room for (\d+)")

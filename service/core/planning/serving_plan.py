@@ -185,7 +185,9 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
                    alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated)
-                   + _more_replicas(job, gpu, chosen, per_node, budget, stated),
+                   + _more_replicas(job, gpu, chosen, per_node, budget, stated)
+                   + (_more_room(job, gpu, chosen, per_node, budget, stated)
+                      if count is None else ()),
                    why=tuple(_why(chosen, miss if count is None else None, job, gpu, budget)),
                    shortfall_bytes=shortfall, fix=fix, other_fixes=tuple(others))
 
@@ -222,6 +224,23 @@ def _more_replicas(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
     return (Alternative(other.shape(), other.gpus, other.total_bytes, None,
                         f"up to {other.max_concurrent:,} sequences ({chosen.max_concurrent:,} "
                         f"as chosen): {why}"),)
+
+
+def _more_room(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
+               budget: ServingBudget, stated: StatedShape) -> tuple[Alternative, ...]:
+    """"How many GPUs to serve X?" with no load said: the fewest that fit one sequence, and
+    twice as many inside the node, where each GPU's share of the weights halves and what it
+    frees holds KV cache (2 A100s hold a 72B model with room for 2 sequences; 4 for far more)."""
+    if not stated.capacity or not chosen.fits or chosen.gpus * 2 > per_node:
+        return ()
+    fit = best_shape(job, gpu, chosen.gpus * 2, per_node, budget, stated)
+    if fit is None or not fit.fits or fit.pp > 1 or fit.replicas != chosen.replicas \
+            or fit.max_concurrent <= chosen.max_concurrent:
+        return ()  # (more replicas of the same engine: twice the sequences, said by no one)
+    return (Alternative(fit.shape(), fit.gpus, fit.total_bytes, None,
+                        f"up to {fit.max_concurrent:,} sequences ({chosen.max_concurrent:,} as "
+                        f"chosen): each GPU's share of the weights halves, the KV cache gets the "
+                        f"rest (+{counted(fit.gpus - chosen.gpus, 'GPU')})"),)
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:
