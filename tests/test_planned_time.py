@@ -72,3 +72,15 @@ def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
     stated = compute_answer(EstimateRequest(**base, recompute="full")).answer  # type: ignore[arg-type]
     assert unstated.compute is not None and stated.compute is not None
     assert unstated.compute.days == pytest.approx(stated.compute.days, rel=1e-6)
+
+
+def test_a_narrow_model_gets_the_micro_batch_its_gemms_need() -> None:
+    """GPT-2-small-sized pretraining at 1,024 tokens (reviews 13 and 14): one sequence per
+    micro-batch leaves a 768-wide model's GEMMs starved; the plan fills about the tokens x width
+    of 2,048 tokens at 4,096 (nanoGPT runs 12 x 1,024 for this model). An 8B model at 4k keeps
+    micro-batch 1."""
+    small = plan_of(EstimateRequest(params_b=0.125, seq_len=1024, gpu="a100-80gb", gpu_count=8))
+    assert small.fits and small.layout is not None and small.layout.micro_batch >= 8
+    wide = plan_of(EstimateRequest(model="llama-3-8b", seq_len=4096, zero_stage=3,
+                                   gpu="a100-40gb", gpu_count=8))
+    assert wide.layout is not None and wide.layout.micro_batch == 1

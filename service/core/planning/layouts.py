@@ -30,7 +30,7 @@ from service.core.hardware.gpus import Gpu
 from service.core.job.spec import PIPELINE_MICRO_BATCHES_PER_STAGE
 from service.core.model.architecture import Architecture
 from service.core.planning.plan_types import Layout
-from service.core.planning.step_time import SMALL_MICRO_BATCH_TOKENS
+from service.core.planning.step_time import small_batch_tokens
 
 MIN_CP_TOKENS = 2048
 MICRO_BATCH_CHOICES = (1, 2, 4, 8, 16)
@@ -169,16 +169,15 @@ def expert_parallel_sizes(arch: Architecture, dp: int, stated: tuple[int, ...] |
 
 def micro_batch_options(space: SearchSpace, dp: int, cp: int = 1) -> tuple[int, ...]:
     """Micro-batches that divide each rank's share of the global batch. Unstated, only up to
-    the first with SMALL_MICRO_BATCH_TOKENS tokens per GPU: a bigger one costs memory and
+    the first with ``small_batch_tokens`` per GPU: a bigger one costs memory and
     pipeline bubble and buys no speed in the step-time model."""
     if space.micro_batches is not None:
         mbs = space.micro_batches
-    elif space.global_batch:
+    else:  # (with no global batch stated, it is one micro-batch per data-parallel rank)
         tokens = space.seq_len // cp
-        mbs = MICRO_BATCH_CHOICES if tokens < SMALL_MICRO_BATCH_TOKENS // 8 else tuple(
-            mb for mb in MICRO_BATCH_CHOICES if mb == 1 or tokens * mb // 2 < SMALL_MICRO_BATCH_TOKENS)
-    else:
-        mbs = (1,)
+        enough = small_batch_tokens(space.arch)
+        mbs = MICRO_BATCH_CHOICES if tokens < enough // 8 else tuple(
+            mb for mb in MICRO_BATCH_CHOICES if mb == 1 or tokens * mb // 2 < enough)
     if space.global_batch:
         per_rank = space.global_batch // dp
         mbs = tuple(mb for mb in mbs if per_rank % mb == 0)

@@ -21,7 +21,9 @@
 - offload: CPU Adam and PCIe traffic (ZeRO-Offload, Ren et al. 2021): optimizer x 1.5,
   optimizer and parameters (ZeRO-Infinity) x 3;
 - small micro-batches: under 2048 tokens per GPU per micro-batch GEMMs lose efficiency,
-  +3% per halving.
+  +3% per halving; a model narrower than 4096 needs proportionally more tokens for the same
+  GEMM work (tokens x hidden): 10,923 at GPT-2's 768, where nanoGPT's train.py runs 12 x 1,024
+  tokens per micro-batch and llm.c 64 x 1,024 (``small_batch_tokens``).
 These are ranking weights, not a performance prediction: time and cost use the GPU's MFU.
 """
 
@@ -44,6 +46,15 @@ ZERO3_VOLUME = 1.5
 ZERO2_EXTRA = 0.005
 SMALL_MICRO_BATCH_TOKENS = 2048
 SMALL_MICRO_BATCH_PER_HALVING = 0.03
+SMALL_MICRO_BATCH_HIDDEN = 4096  # the width the 2048 tokens are for (Llama 7B/8B)
+
+
+def small_batch_tokens(arch: Architecture | None) -> int:
+    """Tokens per GPU per micro-batch under which GEMMs lose efficiency: SMALL_MICRO_BATCH_TOKENS
+    at SMALL_MICRO_BATCH_HIDDEN and wider, the same tokens x hidden for a narrower model."""
+    if arch is None or arch.hidden >= SMALL_MICRO_BATCH_HIDDEN:
+        return SMALL_MICRO_BATCH_TOKENS
+    return -(-SMALL_MICRO_BATCH_TOKENS * SMALL_MICRO_BATCH_HIDDEN // arch.hidden)
 
 
 def pipeline_bubble(pp: int, micro_batches: int, virtual_stages: int = 1) -> float:
@@ -93,8 +104,9 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         terms.append((f"offload of {layout.offload.replace('_', ' ')}",
                       OFFLOAD_FACTOR[layout.offload]))
     tokens = seq_len * layout.micro_batch / layout.cp
-    if tokens < SMALL_MICRO_BATCH_TOKENS:
-        halvings = math.log2(SMALL_MICRO_BATCH_TOKENS / tokens)
+    enough = small_batch_tokens(arch)
+    if tokens < enough:
+        halvings = math.log2(enough / tokens)
         terms.append(("small micro-batch", 1 + SMALL_MICRO_BATCH_PER_HALVING * halvings))
     return tuple(terms)
 
