@@ -165,3 +165,14 @@ def test_how_many_to_serve_with_no_load_also_says_what_twice_the_gpus_hold() -> 
     assert answer.answer is not None and answer.answer.plan.gpus == 2
     line = next(x for x in answer.reply.splitlines() if x.startswith("Or 4 GPUs as TP=4"))
     assert _gb(line, r"up to ([\d,]+) sequences") > 10 * _gb(answer.reply, r"room for (\d+)")
+
+
+def test_a_training_breakdown_without_gradients_says_why() -> None:
+    """DeepSeek-V2-Lite on 8 H100s peaks at the end of the forward pass (review 14): the line
+    says the gradients are not forgotten; a breakdown with gradients says nothing."""
+    line = next(x for x in ask("full finetune deepseek v2 lite on 8 h100s").reply.splitlines()
+                if x.startswith("Per GPU"))
+    assert "grads" not in line and "before any gradient is allocated" in line
+    with_grads = next(x for x in ask("llama 3 8b full finetune on 8 a100 80gb").reply.splitlines()
+                      if x.startswith("Per GPU"))
+    assert "grads" in with_grads and "before any gradient" not in with_grads

@@ -32,8 +32,9 @@ _HF_MARKERS = re.compile(r"\b(?:trainingarguments|sftconfig|sfttrainer|per_devic
 _MEGATRON_MARKERS = re.compile(r"--(?:tensor-model-parallel-size|num-layers|micro-batch-size|"
                                r"global-batch-size"
                                r"|use-distributed-optimizer|seq-length)\b")
+# (accelerate's "--use_deepspeed --zero_stage 2" too)
 _SHARDERS = re.compile(r"\b(?:use_)?deepspeed\b|\b(?:use_)?fsdp|\bzero_optimization\b|\bds_config\b"
-                       r"|\bzero[\s\-_]*(?:stage[\s\-_]*)?[0-3]\b")  # accelerate's --use_deepspeed --zero_stage 2
+                       r"|\bzero[\s\-_]*(?:stage[\s\-_]*)?[0-3]\b")
 _DS_MARKERS = re.compile(r"[\"']?\b(?:zero_optimization|train_micro_batch_size_per_gpu|offload_optimizer"
                          r"|offload_param|zero_allow_untested_optimizer)\b[\"']?\s*:")
 _TRUE = ("true", "1", "auto", "yes")

@@ -32,8 +32,8 @@ from service.core.planning.serving_shapes import (
     expert_parallel_ok,
     serving_tp_limit,
     shapes,
-    stated_shape,
     stated_expert_layouts,
+    stated_shape,
 )
 from service.core.units import counted, gb
 
