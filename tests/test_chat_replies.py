@@ -176,3 +176,13 @@ def test_a_training_breakdown_without_gradients_says_why() -> None:
     with_grads = next(x for x in ask("llama 3 8b full finetune on 8 a100 80gb").reply.splitlines()
                       if x.startswith("Per GPU"))
     assert "grads" in with_grads and "before any gradient" not in with_grads
+
+
+def test_a_cost_question_on_a_gpu_without_a_price_asks_for_one() -> None:
+    """GB200s have no catalog price (review 14): the time is answered and the cost is asked
+    for, not silently left out; with a stated price the cost is there."""
+    head = ask("Pretrain Llama 3.1 8B on 1T tokens on 72 GB200s, how long and how much?"
+               ).reply.splitlines()[0]
+    assert "days" in head and "no catalog price" in head and "$" in head
+    priced = ask("Pretrain Llama 3.1 8B on 1T tokens on 72 GB200s at $6/h, how much?")
+    assert "no catalog price" not in priced.reply and "≈$" in priced.reply.splitlines()[0]

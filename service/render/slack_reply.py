@@ -88,8 +88,11 @@ def time_line(c: ComputeEntry) -> str:
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
     plural = "s" if c.gpus != 1 else ""
     took = f"{c.days:,.1f} days" if c.days >= 1 else f"{c.days * 24:,.1f} hours"
-    return (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
+    line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
             f"GPU-hours · {c.total_flops:.2g} FLOPs")
+    if c.cost_usd is None:  # the catalog has no price for this GPU
+        line += " · no catalog price for this GPU: say one (e.g. `$3.50/h`) for the cost"
+    return line
 
 
 def serving_cost_line(cost: ServingCostEntry) -> str:
