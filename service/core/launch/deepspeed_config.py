@@ -47,7 +47,8 @@ def _zero(layout: Layout) -> dict[str, Any]:
     return zero
 
 
-def deepspeed_config(layout: Layout, shape: LaunchShape, precision: str) -> LaunchConfig:
+def deepspeed_config(layout: Layout, shape: LaunchShape, precision: str,
+                     moe: bool = False) -> LaunchConfig:
     config: dict[str, Any] = {
         "train_batch_size": shape.global_batch,
         "train_micro_batch_size_per_gpu": shape.micro_batch,
@@ -66,8 +67,13 @@ def deepspeed_config(layout: Layout, shape: LaunchShape, precision: str) -> Laun
         notes.append("the optimizer's \"auto\" values come from TrainingArguments; in a plain "
                      "DeepSpeed script write your learning rate, betas, eps and weight decay")
     if layout.recompute == "full":
-        notes.append("activation recompute is the model's: TrainingArguments "
-                     "activation_checkpointing=True or model.gradient_checkpointing_enable()")
+        notes.append("activation recompute is the model's: TrainingArguments("
+                     "gradient_checkpointing=True) or model.gradient_checkpointing_enable()")
+    if moe and layout.zero_stage == 3:
+        # ZeRO-3 prefetches parameters in the order modules ran last time; routing changes it
+        notes.append("MoE under ZeRO-3: mark the model's sparse MoE block as a leaf "
+                     "(deepspeed.utils.set_z3_leaf_modules(model, [MixtralSparseMoeBlock]) or "
+                     "the model's own block class), or steps can hang (DeepSpeed PR #4966)")
     if shape.precision == "fp8":
         notes.append("fp8 matmuls come from Transformer Engine in the model; DeepSpeed runs bf16")
     return LaunchConfig("deepspeed", "DeepSpeed config", "json", FILENAME,

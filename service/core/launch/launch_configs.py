@@ -100,13 +100,15 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
     bf16 = job.gpu is None or job.gpu.bf16_dense_tflops is not None
     titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" and bf16 else None
     if stack == "deepspeed":  # the stack's own config first: the bot posts the first
-        out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
+        out["deepspeed"] = deepspeed_config(layout, shape, job.precision,
+                                             job.arch.moe is not None)
     if titan is not None:
         out["torchtitan"] = titan
     if layout.ep == 1:  # accelerate's parallelism_config has no expert parallelism
         out["accelerate"] = accelerate_config(job, layout, shape, stack)
     if deepspeed and "deepspeed" not in out:
-        out["deepspeed"] = deepspeed_config(layout, shape, job.precision)
+        out["deepspeed"] = deepspeed_config(layout, shape, job.precision,
+                                             job.arch.moe is not None)
     if titan is not None:
         out["torchrun"] = torchrun_config(
             shape, ["-m", "torchtitan.train", "--job.config_file", TORCHTITAN_FILE],
