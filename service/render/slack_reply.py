@@ -193,7 +193,8 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if answer.task != "infer" and "optimizer" in answer.peak_phase \
             and shown is None:  # why a training breakdown has (next to) no activations
         lines[-1] += " (peak at the optimizer step, once the saved activations are freed)"
-    elif answer.task != "infer" and answer.params_trainable and not per.gradients:
+    elif answer.task != "infer" and answer.params_trainable * 2 > answer.params_total \
+            and not per.gradients:  # full training, not adapters: gradients are expected
         lines[-1] += " (the peak comes before any gradient is allocated)"  # not forgotten
     lines.append(band_line(answer))
     if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
