@@ -186,3 +186,14 @@ def test_a_cost_question_on_a_gpu_without_a_price_asks_for_one() -> None:
     assert "days" in head and "no catalog price" in head and "$" in head
     priced = ask("Pretrain Llama 3.1 8B on 1T tokens on 72 GB200s at $6/h, how much?")
     assert "no catalog price" not in priced.reply and "≈$" in priced.reply.splitlines()[0]
+
+
+def test_a_stated_expert_parallel_size_without_tp_splits_the_gpus_over_its_ranks() -> None:
+    """'serve glm-4.5-air with ep 4 on 8 mi300x' (review of this change): 4 attention ranks of
+    TP=2, in the planner as in the breakdown; it had answered 'no valid split'."""
+    answer = ask("serve glm-4.5-air with ep 4 on 8 mi300x")
+    assert answer.answer is not None and answer.answer.planner is not None
+    assert answer.answer.planner.fits
+    planned = answer.answer.planner.layout
+    assert planned is not None and (planned.plan.ep, planned.plan.tp) == (4, 2)
+    assert planned.per_gpu_bytes.total == answer.answer.per_gpu_bytes.total

@@ -75,11 +75,12 @@ def test_time_is_the_verdicts_layout_with_its_recompute() -> None:
 
 
 def test_a_narrow_model_gets_the_micro_batch_its_gemms_need() -> None:
-    """GPT-2-small-sized pretraining at 1,024 tokens (reviews 13 and 14): one sequence per
+    """GPT-2-small-sized pretraining at 1,024 tokens, 512 a step (reviews 13 and 14): one sequence per
     micro-batch leaves a 768-wide model's GEMMs starved; the plan fills about the tokens x width
     of 2,048 tokens at 4,096 (nanoGPT runs 12 x 1,024 for this model). An 8B model at 4k keeps
     micro-batch 1."""
-    small = plan_of(EstimateRequest(params_b=0.125, seq_len=1024, gpu="a100-80gb", gpu_count=8))
+    small = plan_of(EstimateRequest(params_b=0.125, seq_len=1024, global_batch=512,
+                                    gpu="a100-80gb", gpu_count=8))
     assert small.fits and small.layout is not None and small.layout.micro_batch >= 8
     wide = plan_of(EstimateRequest(model="llama-3-8b", seq_len=4096, zero_stage=3,
                                    gpu="a100-40gb", gpu_count=8))

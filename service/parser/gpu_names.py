@@ -34,8 +34,11 @@ _NAME = re.compile(
     r"(?P<mem>[\s\-_]{0,3}(?:\(\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9])"
     r"(?!\s*(?:total|in\s+total|combined|together|overall|altogether|across)\b)"
     r"|\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9]))"
-    # "a100-80 nodes", "a100-80s": a memory joined by a dash is the card's, whatever follows
+    # "a100-80 nodes", "a100-80s": a memory joined by a dash is the card's, even before a
+    # count of GPUs or nodes (not before a load: "a100-40 users")
     r"|[\-_](?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?=s?(?![\w.%]))"
+    r"(?!s?\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
+    r"|clients?|chats?|layers|heads)\b)"
     r"| (?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%])"
     r"(?!\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
     r"|clients?|chats?|gpus?|cards?|nodes?|layers|heads)\b))?"

@@ -94,21 +94,27 @@ def find_hardware(scan: Scan) -> None:
     _named_memory(scan)
 
 
-# "on a 24gb card (a10g)" is _ONE_CARD; with the GPU named: "fits on one?", "can one handle it?"
+# "on a 24gb card (a10g)" is _ONE_CARD; with the GPU named: "fits on one?", "is one enough?"
 _ON_ONE = re.compile(
     r"\b(?:on|with)\s+(?:just\s+|only\s+)?(?:one|a\s+single)(?:\s+(?:of\s+(?:them|those|these)|gpu|card))?"
     r"\s*(?:\?|$|[,.;!])"
-    r"|\bcan\s+(?:just\s+)?one\s+(?:handle|do|fit|serve|run|hold|take)\b"
     r"|\b(?:is|would)\s+(?:just\s+)?one\s+(?:be\s+)?(?:enough|sufficient)\b")
-_MEMORY_WRITTEN = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)\b")
+# a memory beside a GPU name, not the host's or a share of it ("24gb of system ram", "for kv")
+_MEMORY_WRITTEN = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)\b(?!\s*(?:of\s+)?(?:system|host|cpu|"
+                             r"ram|dram|memory\s+for|for|kv|left|free|spare)\b)")
+NAMED_MEMORY_NEAR = 16  # characters between the memory and the GPU name: "16gb (rtx 4080)"
 
 
 def _named_memory(scan: Scan) -> None:
-    """"on 16gb (rtx 4080)": a memory written apart from the GPU named, and the same as its
+    """"on 16gb (rtx 4080)": a memory written just beside the GPU named, and the same as its
     memory, says the same thing (used, not reported as ignored)."""
-    sizes = {gid.rsplit("-", 1)[-1] for gid in scan.values("gpu") if isinstance(gid, str)}
+    named = [(f.start, f.end, f.value.rsplit("-", 1)[-1]) for f in scan.findings
+             if f.field == "gpu" and isinstance(f.value, str)]
     for m in scan.finditer(_MEMORY_WRITTEN):
-        if f"{m.group(1)}gb" in sizes and scan.free(m.start(), m.end()):
+        if scan.free(m.start(), m.end()) and any(
+                size == f"{m.group(1)}gb" and (0 <= start - m.end() <= NAMED_MEMORY_NEAR
+                                              or 0 <= m.start() - end <= NAMED_MEMORY_NEAR)
+                for start, end, size in named):
             scan.claim(m.start(), m.end())
 
 

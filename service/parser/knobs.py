@@ -113,7 +113,8 @@ RULES: tuple[Rule, ...] = (
     _r(r"\blion\b", "optimizer", "lion"),
     _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
     # recompute
-    _r(rf"\b{_NO}(?:full\s+)?{_CKPT}|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}", "recompute", "none"),
+    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
+       rf"|\b(?:full\s+)?ac{_OFF}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
        r"\s*[=:]\s*(?:false|0)\b"
        r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?none\b",  # torchtitan's toml

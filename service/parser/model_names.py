@@ -13,6 +13,7 @@ import re
 from functools import cache, lru_cache
 
 from service.core.model.presets import ModelPreset, all_presets, lookup_preset, suggestions
+from service.parser.deepseek_names import read_bare_r1, read_distills
 from service.parser.model_sizes import find_bare_sizes
 from service.parser.normalize import safe_echo
 from service.parser.scan import MAX_MATCHES, Scan
@@ -138,6 +139,13 @@ def _fixed(word: str, family: str) -> str:
 # GPT-3 paper's 125M..13B ladder), not a released model: with no preset of that size and no
 # version written, the size is a bare size
 GENERIC_FAMILIES = frozenset({"gpt"})
+GENERIC_LARGEST_B = 13.0  # the GPT-3 paper's largest below 175B: "gpt 120b" is gpt-oss, asked
+
+
+def _preset_sized(family: str, size: str) -> bool:
+    """A preset of the family's names has that size in its id ("gpt 20b": gpt-oss-20b,
+    gpt-neox-20b): the name is meant, not a bare size."""
+    return any(preset.id.startswith(family) and f"-{size}" in preset.id for preset in all_presets())
 
 
 def _sized(digits: list[bool], i: int) -> bool:
@@ -153,7 +161,7 @@ def find_models(scan: Scan) -> None:
             scan.add("_serving_framework", "llamacpp", m.start(), m.end())
             if m.group(0).startswith("ollama"):
                 scan.add("_ollama", True, m.start(), m.end())
-    _distills(scan)
+    read_distills(scan)
     words = list(_WORD.finditer(scan.view()))
     digits = [_DIGIT.search(w.group(0)) is not None for w in words]
     i = 0
@@ -165,23 +173,8 @@ def find_models(scan: Scan) -> None:
             continue
         used = _mention(scan, words, i, family)
         i += max(used, 1)
-    _bare_r1(scan)
+    read_bare_r1(scan)
     find_bare_sizes(scan)
-
-
-# DeepSeek-R1 is mostly written bare ("serve r1 on 8x h200"); "r1" after a LoRA word is a rank
-_R1 = re.compile(r"(?<![\w.\-=])r1(?:[\s\-_]*0528)?(?:[\s\-_]*671b)?(?![\w.=])")
-_LORA_BEFORE = re.compile(r"(?:q?lora|rank|adapters?)\W{0,3}$")
-R1_PRESET = "deepseek-r1"
-
-
-def _bare_r1(scan: Scan) -> None:
-    for m in scan.finditer(_R1, limit=1):
-        if scan.free(m.start(), m.end()) and not _LORA_BEFORE.search(
-                scan.low[max(0, m.start() - 10):m.start()]):
-            preset = lookup_preset(R1_PRESET)
-            if preset is not None:
-                scan.add("model", preset.id, m.start(), m.end(), "read 'r1' as DeepSeek-R1")
 
 
 def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:
@@ -204,30 +197,6 @@ def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int
         _packaging(scan, scan.low[start:end], start, end)
         return n
     return _family_size(scan, words, i, family, fixed, typo)
-
-
-_DISTILL = re.compile(r"\b(?:deepseek[\s\-_]*)?r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
-                      r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?)?\b")
-# the distills fitcheck has as presets (their own repos for the launch configs); the 1.5B and
-# 7B (on Qwen2.5-Math) are read as their bases' shapes
-_DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
-                 ("qwen", "14b"): "deepseek-r1-distill-qwen-14b",
-                 ("qwen", "32b"): "deepseek-r1-distill-qwen-32b",
-                 ("llama", "8b"): "deepseek-r1-distill-llama-8b",
-                 ("llama", "70b"): "deepseek-r1-distill-llama-70b"}
-
-
-def _distills(scan: Scan) -> None:
-    """DeepSeek-R1-Distill-<base>-<size> keeps its base model's architecture."""
-    for m in scan.finditer(_DISTILL):
-        base = _DISTILL_BASE.get((m.group("fam") or "", (m.group("size") or "") + "b"))
-        if base is not None:
-            note = "" if base.startswith("deepseek-r1-distill") else \
-                f"R1-Distill-{m.group('fam').title()}-{m.group('size')}B has {base}'s architecture"
-            scan.add("model", base, m.start(), m.end(), note)
-        else:
-            scan.add("_unknown", Unknown("model", "deepseek r1 distill", tuple(_DISTILL_BASE.values())[1:4]),
-                     m.start(), m.end())
 
 
 def _packaging(scan: Scan, name: str, start: int, end: int) -> None:
@@ -263,7 +232,8 @@ def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fi
     if ver is not None:  # "llama3:70b" is 3.0 when there is one; "llama 3 405b": the newest 3.x
         exact = [c for c in candidates if c[0] == _version(ver)]
         candidates = exact or [c for c in candidates if c[0][0] == _version(ver)[0] and _version(ver)[1] == 0]
-    if not candidates and family in GENERIC_FAMILIES and not ver:
+    if not candidates and family in GENERIC_FAMILIES and not ver \
+            and _size_value(size) <= GENERIC_LARGEST_B and not _preset_sized(family, size):
         return 1  # "a 125M gpt": a GPT-shaped model of that size, read as a bare size
     if candidates:
         preset = candidates[0][1]

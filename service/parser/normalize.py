@@ -55,10 +55,12 @@ _HOW_MANY_SIZED = re.compile(
 # "32 concurrent 8k requests": a count, then a length: the length sizes each one (not traffic:
 # "8k requests a day" has no count before it)
 _COUNT_OF_SIZED = re.compile(
+    r"(?<!batch )(?<!batch: )(?<!batch of )"
     r"\b(\d{1,5}\s+(?:(?:concurrent|parallel|simultaneous)\s+)?)(\d{1,3}(?:\.\d)?\s?k)"
     r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
-    r"convos?|chats?|sequences?|seqs|streams?|prompts?)\b(?!\s*(?:per|a|an|/|each)\s*"
-    r"(?:day|hour|hr|minute|min|second|sec|week|month)s?\b)", re.I)
+    r"convos?|chats?|streams?)\b"
+    r"(?!\s*(?:/|per\b|a\s+(?:day|week|month|minute|second)|an\s+hour|each\s+(?:day|hour|week)|every\b"
+    r"|daily\b|hourly\b|weekly\b|monthly\b|in\s+total\b|total\b))", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
 # "seq 4k (edit: 8k)": the edit replaces the value just before it

@@ -23,7 +23,7 @@ _BUILDER = re.compile(r"(?:\btorchtune\.models\.\w+\.|(?<![\w./\-]))(?P<method>q
                       r"_(?P<size>\d+(?:p\d+)?b|mini)\b")
 # a pasted torchtune config: ``dtype: bf16`` trains in bf16 alone (no fp32 master weights), and
 # LoRA on attention plus ``apply_lora_to_mlp: True`` covers every linear layer
-_TORCHTUNE_BF16 = re.compile(r"(?:^|[,;{]|\s)\s*dtype\s*:\s*bf16\b", re.M)
+_TORCHTUNE_BF16 = re.compile(r"(?:^|[,;{]|\s)\s*dtype\s*[:=]\s*bf16\b", re.M)  # "dtype=bf16" on `tune run`
 _TORCHTUNE_MLP = re.compile(r"\bapply_lora_to_mlp\s*:\s*true\b")
 # torchtune's config folder -> the words a preset name is looked up by
 _FAMILY = {"llama3_3": "llama 3.3", "llama3_2": "llama 3.2", "llama3_1": "llama 3.1",
@@ -46,7 +46,7 @@ def find_recipes(scan: Scan) -> None:
         preset = lookup_preset(f"{_FAMILY[m.group('family')]} {size}")
         if preset is not None:
             scan.add("model", preset.id, m.start(), m.end(),
-                     f"torchtune builder {m.group(0).rsplit('.', 1)[-1]} read as {preset.id}")
+                     f"'{m.group(0).rsplit('.', 1)[-1]}' read as {preset.id}")
         if m.group("method"):
             scan.add("finetune_method", m.group("method").rstrip("_"), m.start(), m.end(), claim=False)
     if "torchtune" in scan.low or _RECIPE.search(scan.low):

@@ -10,7 +10,7 @@ from service.core.job.request import EstimateRequest
 from service.core.job.resolve_notes import Notes
 from service.core.job.spec import Parallelism
 from service.core.model.lookup import ResolvedModel
-from service.core.model.tensor_parallel import largest_serving_tp
+from service.core.model.tensor_parallel import expert_rank_tp, largest_serving_tp
 
 
 def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
@@ -33,7 +33,7 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     gpus = _gpu_count(req, per_node, tp * pp * cp * (req.ep or 1))
     if task == "infer" and (req.ep or 1) > 1 and req.tp is None:
         # a stated EP in serving: that many attention ranks share the experts; TP splits each
-        tp = max(1, gpus // (pp * cp * (req.ep or 1)))
+        tp = expert_rank_tp(gpus, pp * cp, req.ep or 1)
         notes.add(derived("tp", tp, f"the GPUs over ep={req.ep} attention ranks"))
     elif task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
             and llamacpp_serves(req.framework, req.quantization):

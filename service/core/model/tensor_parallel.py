@@ -28,3 +28,9 @@ def serving_tp_sizes(arch: Architecture, gpus: int, limit: int) -> list[int]:
 
 def largest_serving_tp(arch: Architecture, gpus: int, limit: int) -> int:
     return serving_tp_sizes(arch, gpus, limit)[0]
+
+
+def expert_rank_tp(gpus: int, pp: int, ep: int) -> int:
+    """Serving with a stated EP and no TP: each of the ep attention ranks takes an even share
+    of the GPUs as its TP (at least 1)."""
+    return max(1, gpus // (pp * ep))

@@ -49,13 +49,6 @@ SHOWN_FIXES = 3  # the fix and the next best two
 LOSS_SHARE_FOR_CHUNKING = 0.15
 
 
-def chunking_helps(logits_bytes: int, budget: int, shortfall: int | None) -> bool:
-    """Whether a chunked loss is worth trying at the leanest layout (``LOSS_SHARE_FOR_CHUNKING``)."""
-    if logits_bytes <= 0 or budget <= 0:
-        return False
-    return logits_bytes >= LOSS_SHARE_FOR_CHUNKING * budget or \
-        (shortfall is not None and 0 < shortfall <= logits_bytes)
-
 SpaceChange = Callable[[SearchSpace], SearchSpace]
 JobChange = Callable[[ResolvedJob], ResolvedJob]
 
@@ -155,6 +148,13 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
                                      offloads=("optimizer_and_params",), zero_stages=(3,),
                                      zero_stated=False))
 
+
+def chunking_helps(logits_bytes: int, budget: int, shortfall: int | None) -> bool:
+    """Whether a chunked loss is worth trying at the leanest layout (``LOSS_SHARE_FOR_CHUNKING``)."""
+    if logits_bytes <= 0 or budget <= 0:
+        return False
+    return logits_bytes >= LOSS_SHARE_FOR_CHUNKING * budget or \
+        (shortfall is not None and 0 < shortfall <= logits_bytes)
 
 def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
     """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the

@@ -173,11 +173,13 @@ def micro_batch_options(space: SearchSpace, dp: int, cp: int = 1) -> tuple[int, 
     pipeline bubble and buys no speed in the step-time model."""
     if space.micro_batches is not None:
         mbs = space.micro_batches
-    else:  # (with no global batch stated, it is one micro-batch per data-parallel rank)
+    elif space.global_batch:
         tokens = space.seq_len // cp
         enough = small_batch_tokens(space.arch)
         mbs = MICRO_BATCH_CHOICES if tokens < enough // 8 else tuple(
             mb for mb in MICRO_BATCH_CHOICES if mb == 1 or tokens * mb // 2 < enough)
+    else:  # no global batch stated: one sequence per data-parallel rank, as assumed and said
+        mbs = (1,)
     if space.global_batch:
         per_rank = space.global_batch // dp
         mbs = tuple(mb for mb in mbs if per_rank % mb == 0)

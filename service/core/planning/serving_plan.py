@@ -66,9 +66,9 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     evaluated; where nothing has room, every layout is, for the least short."""
     limit = serving_tp_limit(gpu, per_node)
     if stated.ep is not None:  # the stated expert parallelism is the layout
-        stated_fits = [evaluate(job, gpu, tp, pp, per_node, budget, stated.ep, expert_parallel=True)
-                       for tp, pp in stated_expert_layouts(job, gpus, stated)]
-        return stated_fits[0] if stated_fits else None
+        for tp, pp in stated_expert_layouts(job, gpus, stated):
+            return evaluate(job, gpu, tp, pp, per_node, budget, stated.ep, expert_parallel=True)
+        return None
     evaluated: list[ServingFit] = []
     ceiling = round(gpu.memory_bytes_usable * budget.memory_fraction)
     whole = serving_weights(job.arch, job.quantization, job.param_scale).bytes if prune else 0

@@ -10,7 +10,7 @@ from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
 from service.core.memory.serving import ServingBudget
 from service.core.memory.serving_split import serving_share
-from service.core.model.tensor_parallel import serving_tp_ok, serving_tp_sizes
+from service.core.model.tensor_parallel import expert_rank_tp, serving_tp_ok, serving_tp_sizes
 from service.core.planning.layouts import node_count, nvlink_tp_domain
 from service.core.planning.plan_types import ServingFit
 
@@ -45,7 +45,8 @@ def stated_expert_layouts(job: Job, gpus: int, stated: StatedShape) -> list[tupl
     ``gpus`` (the engine's figures for a stated EP: ``serving_share`` with ``ep``)."""
     if stated.ep is None:
         return []
-    tp, pp = stated.tp or 1, stated.pp or 1
+    pp = stated.pp or 1
+    tp = stated.tp or expert_rank_tp(gpus, pp, stated.ep)
     return [(tp, pp)] if tp * pp * stated.ep == gpus and serving_tp_ok(job.arch, tp) else []
 
 

@@ -2,8 +2,9 @@
 
 - Hugging Face Trainer / accelerate (``hf``): data parallelism sharded with DeepSpeed ZeRO or
   FSDP, plus the tensor and context parallelism accelerate's ``parallelism_config`` adds to
-  FSDP2; LoRA and QLoRA through peft, data parallel only (bitsandbytes 4-bit layers have no
-  tensor parallelism; FSDP-QLoRA shards the 4-bit base);
+  FSDP2; LoRA and QLoRA through peft without tensor or pipeline parallelism (bitsandbytes
+  4-bit layers have no tensor parallelism; FSDP-QLoRA shards the 4-bit base), LoRA with
+  context parallelism on sharded states (FSDP2's ``cp_size``);
 - DeepSpeed (``deepspeed``): ZeRO stages 0-3 with optimizer and parameter offload;
 - Megatron-LM (``megatron``): tensor, pipeline, context and expert parallelism with sequence
   parallelism; the distributed optimizer is ZeRO-1, Megatron-FSDP
@@ -114,8 +115,9 @@ def model_parallelism(resolved: ResolvedJob, gpu: Gpu | None = None) -> ModelPar
     if pre_ampere or _trainer_only(resolved):
         return ModelParallelism(False, False, False, False)
     if not resolved.job.trains_all_weights:
+        unsharded = resolved.pinned("zero_stage") and resolved.job.parallel.zero_stage < 2
         lora_cp = resolved.job.finetune_method == "lora" and stack is not None and stack.cp \
-            and stack.adapters
+            and stack.adapters and not unsharded  # accelerate's CP runs on FSDP2 only
         return ModelParallelism(False, False, lora_cp, False)
     if stack is None:
         return ModelParallelism(True, True, True)
