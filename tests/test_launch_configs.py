@@ -398,3 +398,12 @@ def test_fp8_training_configs_turn_fp8_on_not_just_bf16() -> None:
     assert titan["compile"]["enable"] is True
     megatron = launch_of(TRAINING["fp8 megatron"])[1]["megatron"].argv
     assert megatron[megatron.index("--fp8-format") + 1] == "hybrid"
+
+
+def test_megatron_on_amd_gpus_points_at_rocms_build() -> None:
+    """GLM-4.5-Air on MI300X (review 14): upstream Megatron-LM's fused kernels are CUDA's; the
+    notes name AMD's ROCm fork. On H100s they do not."""
+    amd = compute_answer(EstimateRequest(model="glm-4.5-air", gpu="mi300x-192gb")).answer
+    assert any("ROCm/Megatron-LM" in n for n in amd.launch["megatron"].notes)
+    nvidia = compute_answer(EstimateRequest(model="glm-4.5-air", gpu="h100-80gb")).answer
+    assert not any("ROCm" in n for n in nvidia.launch["megatron"].notes)

@@ -135,6 +135,9 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
                      "linear-attention and vision parts need Megatron's model specs")
     if arch.moe is not None and (arch.moe.dense_layers or arch.moe.layer_step > 1):
         notes.append("set --moe-layer-freq for the dense layers of this model")
+    if job.gpu is not None and job.gpu.vendor == "amd":  # upstream's fused kernels are CUDA's
+        notes.append("on AMD Instinct GPUs run AMD's ROCm build of Megatron-LM "
+                     "(github.com/ROCm/Megatron-LM, with ROCm's Transformer Engine)")
     if shape.precision == "fp8":
         notes.append("fp8 linears need Transformer Engine installed (--transformer-impl "
                      "transformer_engine, the default)")
