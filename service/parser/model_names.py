@@ -145,7 +145,11 @@ GENERIC_LARGEST_B = 13.0  # the GPT-3 paper's largest below 175B: "gpt 120b" is 
 def _preset_sized(family: str, size: str) -> bool:
     """A preset of the family's names has that size in its id ("gpt 20b": gpt-oss-20b,
     gpt-neox-20b): the name is meant, not a bare size."""
-    return any(preset.id.startswith(family) and f"-{size}" in preset.id for preset in all_presets())
+    return bool(_named_sized(family, size))
+
+
+def _named_sized(family: str, size: str) -> list[str]:
+    return [p.id for p in all_presets() if size and p.id.startswith(family) and f"-{size}" in p.id]
 
 
 def _sized(digits: list[bool], i: int) -> bool:
@@ -286,7 +290,8 @@ def _near(family: str, size: str, ver: str | None, written: str) -> tuple[str, .
         newest = tuple(-v for v in version)
         return (gap, other, newest) if want else (other, gap, newest)
 
-    ids: list[str] = []
+    # a preset named for the family and that size ("gpt 120b": gpt-oss-120b) comes first
+    ids = _named_sized(family, size)
     for _, preset in sorted(entries, key=rank):
         if preset.id not in ids:
             ids.append(preset.id)
