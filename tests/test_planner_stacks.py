@@ -92,3 +92,12 @@ def test_before_ampere_the_plan_runs_data_parallel_on_deepspeed_not_megatron() -
     assert plan.fits and plan.layout is not None
     assert (plan.layout.tp, plan.layout.pp, plan.layout.cp) == (1, 1, 1)
     assert plan.stack != "megatron"
+
+
+def test_lora_splits_a_sequence_only_where_nothing_else_fits_the_count() -> None:
+    """'and with lora?' after a full fine-tune on 2 H100s (held-out set 15): data parallelism
+    holds it, so no context parallelism at 4k (accelerate's CP is for sequences one GPU cannot
+    hold); at 128k CP stays the way it fits."""
+    short = plan_of(EstimateRequest(model="llama-3.1-8b", task="finetune", finetune_method="lora",
+                                    gpu="h100-80gb", gpu_count=2))
+    assert short.fits and short.layout is not None and short.layout.cp == 1

@@ -57,6 +57,7 @@ class SearchSpace:
     shard_group: int = 0
     zero_stated: bool = False
     shape_stated: bool = False  # TP and PP both stated: on a stated count, dp follows
+    cp_last_resort: bool = False  # adapters: CP only on a count where nothing without it fits
 
 
 def divisors(n: int) -> list[int]:

@@ -50,6 +50,9 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
         shard_group=par.shard_group,
         zero_stated=pinned("zero_stage"),
         shape_stated=pinned("tp") and pinned("pp"),
+        # accelerate's CP is for sequences one GPU cannot hold (its guide: 128k); a LoRA that
+        # fits with recompute and data parallelism runs so
+        cp_last_resort=not job.trains_all_weights and not pinned("cp"),
     )
 
 
