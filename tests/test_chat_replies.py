@@ -197,3 +197,14 @@ def test_a_stated_expert_parallel_size_without_tp_splits_the_gpus_over_its_ranks
     planned = answer.answer.planner.layout
     assert planned is not None and (planned.plan.ep, planned.plan.tp) == (4, 2)
     assert planned.per_gpu_bytes.total == answer.answer.per_gpu_bytes.total
+
+
+def test_a_verdict_on_the_stated_layout_and_its_breakdown_use_the_same_memory() -> None:
+    """'what about 2 nodes?' (held-out set 15): 'Fits as stated ... of 84.9 GB usable' had a
+    breakdown 'of a 80.7 GB budget' under it, which the same total is over."""
+    previous = {"finetune_method": "full", "model": "llama-3.1-8b", "gpu_count": 8,
+                "gpu": "h100-80gb", "seq_len": 4096, "micro_batch": 2, "zero_stage": 3,
+                "task": "finetune"}
+    head, _, line = ask("what about 2 nodes?", previous).reply.splitlines()[:3]
+    assert head.startswith("*Fits as stated") and "usable" in head
+    assert line.endswith("of 84.9 GB usable")

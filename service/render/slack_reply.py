@@ -57,11 +57,13 @@ def short_gpu(name: str) -> str:
 
 
 def budget_figure(answer: Answer) -> tuple[int | None, str]:
-    """The one figure the per-GPU total is held against: the planner's budget, else the GPU's
-    usable memory."""
-    if answer.planner is not None:
+    """The one figure the per-GPU total is held against: the planner's budget, else (no
+    planner, or a verdict on the stated layout) the GPU's usable memory."""
+    stated_verdict = answer.planner is not None and answer.planner.mode == "given" \
+        and answer.task != "infer" and not speaks_of_planner(answer)
+    if answer.planner is not None and not stated_verdict:
         return answer.planner.budget_bytes, "budget"
-    return answer.gpu_usable_bytes, "usable"
+    return answer.gpu_usable_bytes, "usable"  # "Fits as stated": against what the GPU has
 
 
 def components_line(per: PerGpuBytes, budget: int | None, kind: str) -> str:
