@@ -242,6 +242,13 @@ _NOT_SIZING = re.compile(
 _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"\b(?:nccl\s+(?:error|timeout)s?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
     r"|cuda\s+error(?!\W+out\s+of\s+memory)|best\s+(?:learning\s+rate|lr)|loss\s+(?:is\s+|keeps\s+)?spik\w*)\b")
+# the fleet's operations with no model named: "the A100 pool is down for maintenance", "who owns
+# the mi300x reservation?"
+_ASKS_COUNT = re.compile(r"\bhow\s+many\b|\bdo\s+(?:we|i)\s+need\b")
+_FLEET_OPS = re.compile(
+    r"\b(?:down\s+for\s+maintenance|maintenance\s+window|outage|(?:is|are|went)\s+down|who\s+owns"
+    r"|(?:extend|renew)\s+(?:it|the|our)\s+(?:\w+\s+)?(?:past|until|through|reservation)"
+    r"|driver\s+(?:update|upgrade)|firmware)\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:
@@ -267,7 +274,9 @@ def _not_sizing(cue: Cues, fields: dict[str, Any], low: str) -> bool:
     if cue.memory_ask or cue.time_ask:
         return False
     return bool(_NOT_SIZING_EVEN_WITH_GPU.search(low)) or (
-        bool(_NOT_SIZING.search(low)) and "gpu" not in fields)
+        bool(_NOT_SIZING.search(low)) and "gpu" not in fields) or (
+        bool(_FLEET_OPS.search(low)) and not fields.keys() & {"model", "params_b", "arch"}
+        and not (cue.run or cue.serve or cue.train or cue.finetune or _ASKS_COUNT.search(low)))
 
 
 def _intent(cue: Cues, merged: dict[str, Any], compare_field: str | None, task: str) -> str:

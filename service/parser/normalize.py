@@ -40,7 +40,7 @@ _SPACED_THOUSANDS = re.compile(r"\b(\d{1,3}) (\d{3})(?=\s*-?\s*(?:tokens?|ctx|co
 _HALF_A = re.compile(r"\bhalf\s+an?\s+(trillion|billion|million)\b", re.I)  # "half a trillion"
 _ONE_A = re.compile(r"\ba\s+(trillion|billion)\s+(?=tokens?\b)", re.I)  # "a trillion tokens"
 # "a 400M-token dataset" (bounded: a run of digits must not be rescanned from every position)
-_N_TOKEN = re.compile(r"(?<![\d.,])(\d{1,6}(?:[.,]\d{1,3})?\s?[kmbt])-token\b", re.I)
+_N_TOKEN = re.compile(r"(?<![\d.,])(\d{1,6}(?:[.,]\d{1,3})?\s?[kmbt]?)-token\b", re.I)
 _DOLLARS_AFTER = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)\s*(?:\$|usd)\s*(?=/|per\b|an?\s+h|hourly)", re.I)
 _PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:ou)?rs?\b)", re.I)
 # a year ("the 2025 offsite", "in 2026", "Q3 2025") is not a setting

@@ -1,8 +1,9 @@
 """Users: how many at once is what sizes a server (``concurrent``). "40 users" (``_users``) is
 read as 40 at once unless a number says how many at a time ("300 users, peak 25 concurrent": 25);
 daily, monthly or total users (``_users_total``) are used only when nothing else counts users:
-"200 daily users but maybe 10 at a time" is 10 at once; "200 daily users" alone is read as 200 at
-once, an upper bound, and said so. Numbers not used are said back."""
+"200 daily users but maybe 10 at a time" is 10 at once; "20k DAU" alone is a day's traffic, not
+a concurrency (as 20,000 at once it had sized 192 H100s): the answer is how many sequences fit,
+and the reply asks for the peak. Numbers not used are said back."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def user_counts(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> 
         return written_as(scan, "_users_total") if totals else []
     if not totals:
         return []
-    ordered["concurrent"] = [int(totals[0])]
-    notes.append(f"{int(totals[0]):,} users in all read as {int(totals[0]):,} at once, an upper "
-                 "bound: say how many at a time (e.g. `20 concurrent`)")
-    return []
+    notes.append(f"{int(totals[0]):,} users over a day or in all is traffic, not how many at once: "
+                 "sized for how many sequences the GPUs hold; say the peak at a time "
+                 "(e.g. `peak 50 concurrent`)")
+    return written_as(scan, "_users_total")

@@ -217,7 +217,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         output tokens, max new tokens, new tokens, output length, output len, generation length,
         max tokens, completion tokens, tokens out, output, outputs, generation, completion,
         completions, response length, responses, answers, answer length, replies, reply length,
-        reasoning outputs, reasoning tokens
+        reasoning outputs, reasoning tokens, token answers, tokens answers, token responses,
+        tokens responses, token replies, token outputs, tokens outputs, token completions
     """),
     ("arch.layers", "E", """
         layers, layer, num layers, n layers, num hidden layers, depth, blocks, transformer layers,
