@@ -208,3 +208,20 @@ def test_a_verdict_on_the_stated_layout_and_its_breakdown_use_the_same_memory() 
     head, _, line = ask("what about 2 nodes?", previous).reply.splitlines()[:3]
     assert head.startswith("*Fits as stated") and "usable" in head
     assert line.endswith("of 84.9 GB usable")
+
+
+def test_serving_on_a_gpu_without_bf16_says_fp16_weights() -> None:
+    """Phi-3-mini on a T4 (held-out set 15): the T4 has no bf16, so vLLM loads the bf16
+    checkpoint as fp16; the reply had said 'weights bf16'."""
+    reply = ask("batch of 64 requests at 2048 tokens each, phi-3-mini on a T4 — possible?").reply
+    assert "weights fp16" in reply and "weights bf16" not in reply
+
+
+def test_a_comparison_says_neither_sides_value_as_said_nor_a_default_its_lines_contradict() -> None:
+    """'zero2 vs zero3 ... which one fits?' (held-out set 15): 'You said: ZeRO 2' and 'Assumed:
+    recompute none' had sat under two lines both planned with full recompute."""
+    reply = ask("zero2 vs zero3 for a full finetune of qwen2.5-14b on 8x A100 80GB at seq 4096 "
+                "— which one fits?").reply
+    said = next(x for x in reply.splitlines() if x.startswith("_You said:_"))
+    assumed = next(x for x in reply.splitlines() if x.startswith("_Assumed:_"))
+    assert "ZeRO 2" not in said and "recompute none" not in assumed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer
 from service.core.units import gb
 from service.render.slack_reply import assumptions_lines, safe, short_gpu
@@ -113,5 +114,14 @@ def compare_reply(field: str | None, sides: list[Side], notes: list[str]) -> str
         lines.append(verdict)
     first = next((s.answer for s in sides if s.answer is not None), None)
     if first is not None:
-        lines += assumptions_lines(notes, first.assumptions)
+        # the compared field is in every side's label, not one side's "you said"; a layout knob
+        # the planner chose is in every side's line, not the first side's default
+        kept = [a for a in first.assumptions if a.field != field
+                and (a.origin == "stated" or a.field not in LAYOUT_KNOBS or not _planned(sides))]
+        lines += assumptions_lines(notes, kept)
     return safe("\n".join(lines))
+
+
+def _planned(sides: list[Side]) -> bool:
+    """Whether the sides' lines are the planner's layouts (which say their own knobs)."""
+    return any(s.answer is not None and s.answer.planner is not None for s in sides)

@@ -154,9 +154,11 @@ def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: Notes) -
     return "bf16_mixed"
 
 
-def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes) -> str:
+def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes,
+                     gpu: Gpu | None = None) -> str:
     """Serving weights: the stated quantization, else the stated precision's dtype, else the
-    checkpoint's native format."""
+    checkpoint's native format (bf16 on a GPU without bf16 is loaded as fp16: vLLM's dtype
+    "auto" casts it, the same 2 bytes)."""
     if req.quantization is not None:
         notes.add(stated("quantization", req.quantization))
         return check_weight_format(req.quantization)
@@ -165,6 +167,10 @@ def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes) -
         notes.add(derived("quantization", fmt, f"weights in the stated precision {req.precision}"))
         return fmt
     fmt = model.weight_format
+    if fmt == "bf16" and gpu is not None and gpu.bf16_dense_tflops is None:
+        notes.add(derived("quantization", "fp16", f"the {gpu.name} has no bf16: the bf16 "
+                          "checkpoint is loaded as fp16"))
+        return "fp16"
     notes.add(default("quantization", fmt, "the checkpoint's native weight format"))
     return fmt
 
@@ -253,7 +259,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         else:
             notes.add(default("framework", framework, "a vLLM-style server: KV cache sized to "
                               "gpu_memory_utilization"))
-        quant = _serving_weights(req, model, notes)
+        quant = _serving_weights(req, model, notes, gpu)
     else:
         check_recipe(precision, optimizer, framework, par.tp * par.pp * par.cp > 1)
         notes.value("framework", framework, FRAMEWORK_WHY.get(framework, ""))
