@@ -20,6 +20,7 @@ from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, Plan
 from service.core.planning.search import fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
+from service.core.report.headline import plan_verdict
 from service.settings import Settings
 
 R = EstimateRequest
@@ -202,3 +203,13 @@ def test_a_chunked_loss_comes_before_offload_when_it_alone_closes_the_gap() -> N
     assert not plan.fits and plan.fix is not None and plan.shortfall_bytes is not None
     assert plan.fix.changes.get("chunked_loss") is True and plan.fix.gpus == 1
     assert plan.fix.total_bytes is not None and plan.fix.total_bytes <= plan.budget_bytes
+
+
+def test_a_short_answer_whose_fix_keeps_the_gpus_says_so_in_its_headline() -> None:
+    """Llama 3.1 8B at 16k, micro-batch 2, ZeRO-3 on 8 H100s (held-out set 15, review 13): the
+    stated micro-batch does not fit, micro-batch 1 with accumulation does on the same GPUs; the
+    headline had read as a dead end."""
+    plan = plan_of(R(model="llama-3.1-8b", task="finetune", seq_len=16384, micro_batch=2,
+                     zero_stage=3, gpu="h100-80gb", gpu_count=8))
+    assert not plan.fits and plan.fix is not None and plan.fix.gpus == 8
+    assert plan_verdict(plan).endswith("it fits there with the fix below")

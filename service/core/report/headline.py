@@ -79,7 +79,10 @@ def plan_verdict(plan: Plan) -> str:
                  f"leanest layout, the budget is {gb(plan.budget_bytes)} "
                  f"({gb(plan.shortfall_bytes)} short)"
                  if plan.shortfall_bytes is not None else ": no valid layout")
-        return f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}"
+        same_gpus = plan.fix is not None and plan.fix.kind == "knob" and plan.fix.gpus == plan.gpus
+        # a change on the same GPUs makes it fit (micro-batch 1, QLoRA...): not a dead end
+        return (f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}"
+                + ("; it fits there with the fix below" if same_gpus else ""))
     return f"Does not fit on any number of {name} GPUs"
 
 
