@@ -61,6 +61,21 @@ def test_gpu_with_count_answers_for_that_count(api: TestClient) -> None:
     assert body["compute"]["gpu_hours"] > 0
 
 
+def test_given_gpus_with_no_layout_stated_answer_with_the_planners_layout(api: TestClient) -> None:
+    """'DeepSeek-V2-Lite on 8 H100s' (review 14): no layout was stated, so ZeRO-0 is only
+    fitcheck's default; the top level had said fits: false at 289.7 GB under a verdict 'Fits
+    ... ZeRO-3 + EP=2' and a band that did not contain the total. Now fits, the figures, the
+    layout and the band are the verdict's, and the default layout is under as_stated."""
+    body = api.post("/v1/estimate", json={"model": "deepseek-v2-lite", "gpu": "h100-80gb",
+                                          "gpu_count": 8}).json()
+    assert body["verdict"].startswith("Fits") and body["fits"] is True
+    total = body["per_gpu_bytes"]["total"]
+    assert total == body["planner"]["layout"]["per_gpu_bytes"]["total"]
+    assert body["plan"] == body["planner"]["layout"]["plan"]
+    assert body["error_band"]["low_bytes"] <= total <= body["error_band"]["high_bytes"]
+    assert body["as_stated"]["plan"]["zero_stage"] == 0 and body["as_stated"]["fits"] is False
+
+
 def test_serving_and_no_gpu(api: TestClient) -> None:
     serve = api.post("/v1/estimate", json={"model": "llama-3.1-70b", "task": "infer",
                                            "seq_len": 16384, "concurrent": 50,

@@ -80,7 +80,9 @@ def test_one_bar_when_the_planner_keeps_the_stated_layout() -> None:
     kept = _answer(model="llama-3-8b", task="finetune", lora_rank=16, gpu="a100-80gb",
                    gpu_count=1)
     assert kept.planner is not None and kept.planner.layout is not None
-    assert kept.planner.layout.plan != kept.plan  # only in what the planner fills in
+    # no layout stated: the top level is the planner's layout, the defaults under as_stated
+    assert kept.planner.layout.plan == kept.plan and kept.as_stated is not None
+    assert kept.as_stated.plan != kept.plan  # only in what the planner fills in
     bars = chart_bars(kept)
     assert [b.name for b in bars] == ["Plan on 1 GPU"]
     html = render_report(kept)

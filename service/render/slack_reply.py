@@ -17,7 +17,7 @@ from service.core.report.answer_types import (
     PerGpuBytes,
     ServingCostEntry,
 )
-from service.core.report.headline import own_layout_label, speaks_of_planner
+from service.core.report.headline import own_figures, own_layout_label, speaks_of_planner
 from service.core.units import counted, gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
@@ -202,12 +202,13 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
                      "(host RAM, pinned)")
-    if replanned and per.total != answer.per_gpu_bytes.total:
+    own = own_figures(answer)
+    if replanned and per.total != own.per_gpu_bytes.total:
         written = "As written" if own_layout_label(answer) == "As stated" else "The default layout"
         # against the budget the line above was (serving: vLLM's share of the memory)
-        over = answer.per_gpu_bytes.total > budget if budget else answer.fits is False
-        lines.append(f"{written} ({layout_text(answer.plan)}) would need "
-                     f"{gb(answer.per_gpu_bytes.total)} per GPU"
+        over = own.per_gpu_bytes.total > budget if budget else own.fits is False
+        lines.append(f"{written} ({layout_text(own.plan)}) would need "
+                     f"{gb(own.per_gpu_bytes.total)} per GPU"
                      + (": over." if over else ", which also fits."))
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from service.core.report.answer_types import Answer, LayoutEntry, PerGpuBytes
-from service.core.report.headline import own_layout_label, speaks_of_planner
+from service.core.report.headline import own_figures, own_layout_label, speaks_of_planner
 
 # The scale reaches this far past the larger of the plan and the usable memory.
 SCALE_ROOM = 1.12
@@ -81,12 +81,12 @@ def chart_bars(answer: Answer) -> list[Bar]:
     gpus = _gpus(answer.plan.gpus)
     planner = answer.planner
     if planner is not None and planner.layout is not None and planner.mode == "given":
-        other = planner.layout
-        if same_layout(other.plan, answer.plan, other.per_gpu_bytes, answer.per_gpu_bytes):
+        other, own = planner.layout, own_figures(answer)
+        if same_layout(other.plan, own.plan, other.per_gpu_bytes, own.per_gpu_bytes):
             return [Bar(f"Plan on {gpus}", other.plan, top)]
         theirs = Bar(f"Planner's layout on {_gpus(other.plan.gpus)}", other.plan,
                      bytes_map(other.per_gpu_bytes))
-        mine = Bar(f"{own_layout_label(answer)} on {gpus}", answer.plan, top)
+        mine = Bar(f"{own_layout_label(answer)} on {gpus}", own.plan, bytes_map(own.per_gpu_bytes))
         return [theirs, mine] if speaks_of_planner(answer) else [mine, theirs]
     if answer.as_stated is not None:
         stated = answer.as_stated

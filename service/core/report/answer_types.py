@@ -190,8 +190,10 @@ class Answer:
 
     - no GPU: the request as stated;
     - a GPU, no count: the planner's fewest-GPUs layout (the request's own under ``as_stated``);
-    - a GPU and a count: the request as stated on that count, the planner's best layout for
-      that count under ``planner``.
+    - a GPU and a count, training with no layout knob stated: the planner's best layout on that
+      count (fitcheck's default layout under ``as_stated``), as the verdict is;
+    - a GPU and a count otherwise (a stated layout, or serving): the request as stated on that
+      count, the planner's best layout for that count under ``planner``.
     """
 
     model: str

@@ -158,7 +158,11 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     stated_layout = job_layout(job, per_node)
     shown, layout, fits = est, stated_layout, est.fits
     as_stated: LayoutFigures | None = None
-    planned = plan is not None and plan.mode == "fewest" and plan.estimate is not None
+    planned = plan is not None and plan.estimate is not None and (
+        plan.mode == "fewest"
+        # given GPUs and no layout stated: the request's own layout is fitcheck's defaults,
+        # so the top level is the planner's layout there, as the verdict is
+        or (plan.mode == "given" and job.task != "infer" and not resolved.layout_stated))
     if planned and plan is not None and plan.estimate is not None:
         shown, fits = plan.estimate, plan.fits
         layout = plan_layout(plan) or stated_layout

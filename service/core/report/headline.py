@@ -5,7 +5,7 @@ from __future__ import annotations
 from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.memory.breakdown import Estimate
 from service.core.planning.plan_types import Plan, ServingFit
-from service.core.report.answer_types import Answer
+from service.core.report.answer_types import Answer, LayoutFigures
 from service.core.units import counted, gb, gb_and_gib
 
 WHAT = {"train": "training", "finetune": "fine-tuning", "infer": "serving"}
@@ -117,6 +117,15 @@ def speaks_of_planner(answer: Answer) -> bool:
     planner = answer.planner
     return (planner is not None and planner.mode == "given"
             and answer.verdict.startswith(planner.verdict))
+
+
+def own_figures(answer: Answer) -> LayoutFigures:
+    """The request's own layout on its GPUs and its figures: ``as_stated`` where the top level is
+    the planner's, else the top level."""
+    if answer.as_stated is not None:
+        return answer.as_stated
+    return LayoutFigures("as stated", answer.plan, answer.per_gpu_bytes, answer.fits,
+                         answer.formulas)
 
 
 def own_layout_label(answer: Answer) -> str:
