@@ -225,3 +225,10 @@ def test_a_comparison_says_neither_sides_value_as_said_nor_a_default_its_lines_c
     said = next(x for x in reply.splitlines() if x.startswith("_You said:_"))
     assumed = next(x for x in reply.splitlines() if x.startswith("_Assumed:_"))
     assert "ZeRO 2" not in said and "recompute none" not in assumed
+
+
+def test_a_small_kv_cache_per_sequence_is_said_in_megabytes_not_as_zero() -> None:
+    """'KV cache per sequence per GPU 0.0 GB' (held-out set 15) for short contexts."""
+    reply = ask("serve llama 3.2 1b at 512 tokens for 10 users on an l4").reply
+    assert "per sequence per GPU 0.0 GB" not in reply
+    assert re.search(r"KV cache per sequence per GPU \d+ MB", reply)

@@ -18,7 +18,7 @@ from service.core.report.answer_types import (
     ServingCostEntry,
 )
 from service.core.report.headline import own_figures, own_layout_label, speaks_of_planner
-from service.core.units import counted, gb, gib
+from service.core.units import GB, counted, gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
 
@@ -117,7 +117,8 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         per_seq = kv_bytes / -(-plan.sequences // max(1, plan.dp))  # a replica's share
     parts = []
     if isinstance(per_seq, int | float) and plan.context:
-        parts.append(f"KV cache per sequence per GPU {gb(per_seq)} "
+        size = gb(per_seq) if per_seq >= 0.1 * GB else f"{per_seq / 1e6:,.0f} MB"  # not "0.0 GB"
+        parts.append(f"KV cache per sequence per GPU {size} "
                      f"({per_seq / plan.context / 1e3:,.1f} KB per token)")
     room = plan.max_concurrent_sequences
     if room is None and shown is None:
