@@ -120,8 +120,8 @@ class Asker:
         if p.scope is not None:  # right under the headline
             head, _, rest = text.partition("\n")
             if head.endswith("*"):
-                head = head[:-1] + " (the policy model only)*"
-            text = head + "\n" + reply.plain(p.scope) + ("\n" + rest if rest else "")
+                head = head[:-1] + f" ({p.scope.headline})*"
+            text = head + "\n" + reply.plain(p.scope.line) + ("\n" + rest if rest else "")
         text += await self._qlora_tip(p, answer)
         limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:

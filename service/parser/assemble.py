@@ -15,7 +15,7 @@ from service.parser.maximum import asked
 from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
 from service.parser.token_counts import token_counts
-from service.parser.types import Finding, Parsed, Unknown
+from service.parser.types import Finding, Parsed, Scope, Unknown
 from service.parser.user_counts import user_counts
 
 MODEL_FIELDS = ("model", "params_b", "arch")
@@ -164,10 +164,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
 
 
 # RL with generation: the engine sizes one trained model (the policy)
-RL_SCOPE = ("These figures are the policy model alone: PPO also trains a critic (a second model "
-            "as large, with its own optimizer state) and holds a reward and a reference model, "
-            "and PPO/GRPO generate with a rollout engine (a vLLM share of each GPU when "
-            "colocated); none of those is counted.")
+RL_SCOPE = Scope("the policy model only",
+                 "These figures are the policy model alone: PPO also trains a critic (a second "
+                 "model as large, with its own optimizer state) and holds a reward and a reference "
+                 "model, and PPO/GRPO generate with a rollout engine (a vLLM share of each GPU when "
+                 "colocated); none of those is counted.")
 
 
 def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:
@@ -235,9 +236,7 @@ _NOT_SIZING = re.compile(
     r"|plateau\w*|overfit\w*|underfit\w*|converg\w*"
     r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
     r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
-    r"|slack\s+token|api\s+keys?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
-    r"|nccl\s+(?:error|timeout)|cuda\s+error(?!\W+out\s+of\s+memory)"
-    r"|best\s+(?:learning\s+rate|lr)|learning\s+rate\s+(?:for|should|to\s+use))\b")
+    r"|slack\s+token|api\s+keys?|learning\s+rate\s+(?:for|should|to\s+use))\b")
 # a crash or a tuning question stays one with its GPU named ("NCCL timeout on our 16 h100s")
 _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"\b(?:nccl\s+(?:error|timeout)s?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"

@@ -20,6 +20,11 @@ from service.parser.normalize import safe_echo
 from service.parser.scan import MAX_MATCHES, Scan
 from service.parser.types import Unknown
 
+# a card's memory written bare after its name ("a100-80", "h100 80"), and what a number after a
+# name counts instead (a load, or a model's layers and heads)
+_SOLD_GB = "12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288"
+_NOT_MEMORY = (r"users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
+               r"|clients?|chats?|layers|heads")
 _NAME = re.compile(
     r"(?:(?<=\dx)|(?<=\d x)|(?<=\d\*)|(?<![a-z0-9.\-/$]))"
     r"(?P<box>(?:dgx|hgx)[\s\-]*)?"
@@ -36,12 +41,8 @@ _NAME = re.compile(
     r"|\d{1,3}\s?(?:gb|gib|g)s?\)?(?![a-z0-9]))"
     # "a100-80 nodes", "a100-80s": a memory joined by a dash is the card's, even before a
     # count of GPUs or nodes (not before a load: "a100-40 users")
-    r"|[\-_](?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?=s?(?![\w.%]))"
-    r"(?!s?\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
-    r"|clients?|chats?|layers|heads)\b)"
-    r"| (?:12|16|20|24|32|40|48|64|80|94|96|141|180|192|256|288)(?![\w.%])"
-    r"(?!\s*(?:users?|concurrent|parallel|simultaneous|requests?|reqs|ppl|people|streams?|sessions?"
-    r"|clients?|chats?|gpus?|cards?|nodes?|layers|heads)\b))?"
+    rf"|[\-_](?:{_SOLD_GB})(?=s?(?![\w.%]))(?!s?\s*(?:{_NOT_MEMORY})\b)"
+    rf"| (?:{_SOLD_GB})(?![\w.%])(?!\s*(?:{_NOT_MEMORY}|gpus?|cards?|nodes?)\b))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
 _MEMORY_FIRST = re.compile(r"\b\d{1,3}\s?(?:gb|gib|g)\s+$")

@@ -142,13 +142,9 @@ GENERIC_FAMILIES = frozenset({"gpt"})
 GENERIC_LARGEST_B = 13.0  # the GPT-3 paper's largest below 175B: "gpt 120b" is gpt-oss, asked
 
 
-def _preset_sized(family: str, size: str) -> bool:
-    """A preset of the family's names has that size in its id ("gpt 20b": gpt-oss-20b,
-    gpt-neox-20b): the name is meant, not a bare size."""
-    return bool(_named_sized(family, size))
-
-
 def _named_sized(family: str, size: str) -> list[str]:
+    """The presets of the family's names with that size in their id ("gpt 20b": gpt-oss-20b,
+    gpt-neox-20b): where there is one, the name is meant, not a bare size."""
     return [p.id for p in all_presets() if size and p.id.startswith(family) and f"-{size}" in p.id]
 
 
@@ -237,7 +233,7 @@ def _family_size(scan: Scan, words: list[re.Match[str]], i: int, family: str, fi
         exact = [c for c in candidates if c[0] == _version(ver)]
         candidates = exact or [c for c in candidates if c[0][0] == _version(ver)[0] and _version(ver)[1] == 0]
     if not candidates and family in GENERIC_FAMILIES and not ver \
-            and _size_value(size) <= GENERIC_LARGEST_B and not _preset_sized(family, size):
+            and _size_value(size) <= GENERIC_LARGEST_B and not _named_sized(family, size):
         return 1  # "a 125M gpt": a GPT-shaped model of that size, read as a bare size
     if candidates:
         preset = candidates[0][1]

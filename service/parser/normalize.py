@@ -47,18 +47,20 @@ _PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:o
 _YEAR = re.compile(r"\b(?:(?<=the )|(?<=in )|(?<=since )|(?<=by )|(?<=for )|(?<=q[1-4] )"
                    r"|(?<=fy))(?:201[5-9]|202\d|203[0-5])\b"
                    r"(?!\s*(?:tokens?|gpus?|k\b|x\b|seq|ctx|context))", re.I)
+# a load counted in units that each have a length: "how many 32k sessions", "32 concurrent 8k
+# requests" (the length sizes each one)
+_AT_ONCE = r"(?:concurrent|parallel|simultaneous)\s+"
+_EACH_LONG = r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+"
+_SESSIONS = r"sessions?|requests?|reqs|users?|conversations?|convos?|chats?|streams?"
 # "how many 32k sessions": the count is the question, so the number sizes each one
 _HOW_MANY_SIZED = re.compile(
-    r"\bhow\s+many\s+((?:concurrent|parallel|simultaneous)\s+)?(\d{1,3}(?:\.\d)?\s?k|\d{4,6})"
-    r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
-    r"convos?|chats?|sequences?|seqs|streams?|prompts?)\b", re.I)
-# "32 concurrent 8k requests": a count, then a length: the length sizes each one (not traffic:
+    rf"\bhow\s+many\s+({_AT_ONCE})?(\d{{1,3}}(?:\.\d)?\s?k|\d{{4,6}}){_EACH_LONG}"
+    rf"({_SESSIONS}|sequences?|seqs|prompts?)\b", re.I)
+# "32 concurrent 8k requests": a count, then a length (not a batch's sequences, nor traffic:
 # "8k requests a day" has no count before it)
 _COUNT_OF_SIZED = re.compile(
     r"(?<!batch )(?<!batch: )(?<!batch of )"
-    r"\b(\d{1,5}\s+(?:(?:concurrent|parallel|simultaneous)\s+)?)(\d{1,3}(?:\.\d)?\s?k)"
-    r"(?:[\s\-]?(?:tokens?|toks?|ctx|context))?[\s\-]+(sessions?|requests?|reqs|users?|conversations?|"
-    r"convos?|chats?|streams?)\b"
+    rf"\b(\d{{1,5}}\s+(?:{_AT_ONCE})?)(\d{{1,3}}(?:\.\d)?\s?k){_EACH_LONG}({_SESSIONS})\b"
     r"(?!\s*(?:/|per\b|a\s+(?:day|week|month|minute|second)|an\s+hour|each\s+(?:day|hour|week)|every\b"
     r"|daily\b|hourly\b|weekly\b|monthly\b|in\s+total\b|total\b))", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant

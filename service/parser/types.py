@@ -29,6 +29,15 @@ class Unknown:
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """What the job named that the answer does not size: a word for the headline, a line under
+    it."""
+
+    headline: str  # "the policy model only"
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
 class Variant:
     """One side of a comparison: a label and the fields that differ from the base request."""
 
@@ -59,4 +68,4 @@ class Parsed:
     cheapest: bool = False  # "cheaper option?": the job on every GPU type, cheapest per hour first
     # what the job named that the answer does not size (PPO's critic and reward models): said
     # right under the headline, so a "Fits" is read as the part that was sized
-    scope: str | None = None
+    scope: Scope | None = None

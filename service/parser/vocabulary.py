@@ -16,6 +16,14 @@ from dataclasses import dataclass
 from functools import cache
 
 # (attribute, side, phrases separated by commas)
+# "2 nodes of 8 h100s": the count before is the nodes, the one after each node's GPUs
+_NODES_OF = """
+    nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
+    nodes x, nodes each with, hosts of, hosts with, instances of, instances with, pods of,
+    pods with, of those instances, of these instances, of those nodes, of these nodes,
+    of those machines, of these machines, of those servers, of these servers, of those boxes,
+    of those hosts
+"""
 _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("seq_len", "E", """
         ctx, context, context length, context len, context window, context size, ctx len, ctx length,
@@ -113,20 +121,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("nodes", "B", """
         nodes, node, machines, machine, servers, server, boxes, box, hosts, instances, pods
     """),
-    ("nodes", "B", """
-        nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
-        nodes x, nodes each with, hosts of, hosts with, instances of, instances with, pods of,
-        pods with, of those instances, of these instances, of those nodes, of these nodes,
-        of those machines, of these machines, of those servers, of these servers, of those boxes,
-        of those hosts
-    """),
-    ("gpus_per_node", "A", """
-        nodes of, nodes with, node of, machines of, machines with, boxes of, servers of, servers with,
-        nodes x, nodes each with, hosts of, hosts with, instances of, instances with, pods of,
-        pods with, of those instances, of these instances, of those nodes, of these nodes,
-        of those machines, of these machines, of those servers, of these servers, of those boxes,
-        of those hosts
-    """),
+    ("nodes", "B", _NODES_OF),
+    ("gpus_per_node", "A", _NODES_OF),
     ("nodes", "A", """
         nnodes, num nodes, num machines, node count, number of nodes, nodes
     """),

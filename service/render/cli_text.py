@@ -10,7 +10,12 @@ from service.core.report.answer_types import (
     LayoutEntry,
     PlannerEntry,
 )
-from service.core.report.headline import own_figures, own_layout_label, speaks_of_planner
+from service.core.report.headline import (
+    own_figures,
+    own_layout_label,
+    speaks_of_planner,
+    top_figures,
+)
 from service.core.units import counted, gb, human_count
 from service.render.assumption_text import assumption_line
 
@@ -135,14 +140,14 @@ def answer_text(answer: Answer) -> str:
     # under that layout's breakdown, and the request's own layout is labelled as stated
     planners = speaks_of_planner(answer) and answer.planner is not None \
         and answer.planner.layout is not None
-    own = own_figures(answer) if planners else None  # the request's own, the planner's below
+    # the request's own layout first where the planner's comes below, else the top level's
+    first = own_figures(answer) if planners else top_figures(answer)
     sections: list[list[str]] = [
         [answer.verdict],
         _seed_lines(answer.planner),
-        [params, (f"{own_layout_label(answer)}: " + layout_text(own.plan)) if own is not None
-         else "Layout: " + layout_text(answer.plan)],
-        breakdown_lines(own.formulas, own.per_gpu_bytes.total, of) if own is not None
-        else breakdown_lines(answer.formulas, answer.per_gpu_bytes.total, of),
+        [params, (f"{own_layout_label(answer)}: " if planners else "Layout: ")
+         + layout_text(first.plan)],
+        breakdown_lines(first.formulas, first.per_gpu_bytes.total, of),
     ]
     band = answer.error_band
     band_line = (f"Likely between {gb(band.low_bytes)} and {gb(band.high_bytes)} per GPU"

@@ -27,13 +27,13 @@ def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
 def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
                 notes: Notes) -> Parallelism:
     arch = model.arch
-    tp, pp, cp = req.tp or 1, req.pp or 1, req.cp or 1
+    tp, pp, cp, ep = req.tp or 1, req.pp or 1, req.cp or 1, req.ep or 1
     # without a stated count, the fewest GPUs the stated split needs: expert parallelism is
     # carved out of data parallelism, so EP=64 needs 64 data-parallel ranks
-    gpus = _gpu_count(req, per_node, tp * pp * cp * (req.ep or 1))
-    if task == "infer" and (req.ep or 1) > 1 and req.tp is None:
+    gpus = _gpu_count(req, per_node, tp * pp * cp * ep)
+    if task == "infer" and ep > 1 and req.tp is None:
         # a stated EP in serving: that many attention ranks share the experts; TP splits each
-        tp = expert_rank_tp(gpus, pp * cp, req.ep or 1)
+        tp = expert_rank_tp(gpus, pp * cp, ep)
         notes.add(derived("tp", tp, f"the GPUs over ep={req.ep} attention ranks"))
     elif task == "infer" and req.tp is None and req.pp is None and gpus > 1 \
             and llamacpp_serves(req.framework, req.quantization):
@@ -60,7 +60,6 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     if pp > arch.layers:
         raise InvalidInput("pp", f"pp={pp} exceeds {arch.layers} layers", f"1..{arch.layers}")
     dp = gpus // (tp * pp * cp)
-    ep = req.ep or 1
     if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
         folded = arch.moe is not None and not arch.moe.experts % ep and not (dp * tp * cp) % ep
         raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}" + (

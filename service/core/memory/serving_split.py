@@ -117,8 +117,9 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget, ep: int = 1
     """vLLM/SGLang: weights / (tp x pp), KV cache per sequence x ``kv_share`` / pp, the
     workspace of a forward pass over min(max_batched_tokens, context x sequences) tokens,
     non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``. ``ep``:
-    data-parallel attention over ep GPUs with the routed experts split over them (tp = pp = 1;
-    ``job.batch`` is one rank's sequences)."""
+    data-parallel attention over ep ranks with the routed experts split over them
+    (``expert_parallel_weights``: the dense layers whole on every GPU, an upper bound where a
+    stated TP splits them; ``job.batch`` is one rank's sequences)."""
     arch = job.arch
     if ep > 1 and arch.moe is not None:
         weights = expert_parallel_weights(arch, job.quantization, job.param_scale, ep)

@@ -48,7 +48,6 @@ SHOWN_FIXES = 3  # the fix and the next best two
 # alone are more than the job is short: then the kernel closes the gap by itself.
 LOSS_SHARE_FOR_CHUNKING = 0.15
 
-
 SpaceChange = Callable[[SearchSpace], SearchSpace]
 JobChange = Callable[[ResolvedJob], ResolvedJob]
 
@@ -155,6 +154,7 @@ def chunking_helps(logits_bytes: int, budget: int, shortfall: int | None) -> boo
         return False
     return logits_bytes >= LOSS_SHARE_FOR_CHUNKING * budget or \
         (shortfall is not None and 0 < shortfall <= logits_bytes)
+
 
 def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
     """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the

@@ -81,14 +81,13 @@ class Searcher:
             if not self.memory.fits(lean_layout, self.budget):
                 continue
             best = self._best_knobs(s)
-            if best is None:
-                continue
-            result.fitting.append(best)
-            if result.best is None or _better(best, result.best):
-                result.best = best
+            if best is not None:
+                result.fitting.append(best)
         if self.space.cp_last_resort and any(c.layout.cp == 1 for c in result.fitting):
             result.fitting = [c for c in result.fitting if c.layout.cp == 1]
-            result.best = min(result.fitting, key=lambda c: (c.step_time, c.total_bytes))
+        for best in result.fitting:
+            if result.best is None or _better(best, result.best):
+                result.best = best
         if result.best is None and self.leanest_wanted:
             result.leanest = self._leanest(leans)
         result.fitting.sort(key=lambda c: (c.step_time, c.total_bytes))

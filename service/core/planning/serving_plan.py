@@ -32,7 +32,7 @@ from service.core.planning.serving_shapes import (
     expert_parallel_ok,
     serving_tp_limit,
     shapes,
-    stated_expert_layouts,
+    stated_expert_layout,
     stated_shape,
 )
 from service.core.units import counted, gb
@@ -66,9 +66,9 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     evaluated; where nothing has room, every layout is, for the least short."""
     limit = serving_tp_limit(gpu, per_node)
     if stated.ep is not None:  # the stated expert parallelism is the layout
-        for tp, pp in stated_expert_layouts(job, gpus, stated):
-            return evaluate(job, gpu, tp, pp, per_node, budget, stated.ep, expert_parallel=True)
-        return None
+        split = stated_expert_layout(job, gpus, stated)
+        return None if split is None else evaluate(job, gpu, *split, per_node, budget, stated.ep,
+                                                   expert_parallel=True)
     evaluated: list[ServingFit] = []
     ceiling = round(gpu.memory_bytes_usable * budget.memory_fraction)
     whole = serving_weights(job.arch, job.quantization, job.param_scale).bytes if prune else 0
@@ -221,9 +221,7 @@ def _more_replicas(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
            "its own sequences: no pipeline stages, no tensor-parallel traffic"
            if other.expert_parallel else
            "each replica holds the weights again, but needs no tensor-parallel traffic")
-    return (Alternative(other.shape(), other.gpus, other.total_bytes, None,
-                        f"up to {other.max_concurrent:,} sequences ({chosen.max_concurrent:,} "
-                        f"as chosen): {why}"),)
+    return (_holding_more(other, chosen, why),)
 
 
 def _more_room(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
@@ -237,10 +235,15 @@ def _more_room(job: Job, gpu: Gpu, chosen: ServingFit, per_node: int,
     if fit is None or not fit.fits or fit.pp > 1 or fit.replicas != chosen.replicas \
             or fit.max_concurrent <= chosen.max_concurrent:
         return ()  # (more replicas of the same engine: twice the sequences, said by no one)
-    return (Alternative(fit.shape(), fit.gpus, fit.total_bytes, None,
-                        f"up to {fit.max_concurrent:,} sequences ({chosen.max_concurrent:,} as "
-                        f"chosen): each GPU's share of the weights halves, the KV cache gets the "
-                        f"rest (+{counted(fit.gpus - chosen.gpus, 'GPU')})"),)
+    return (_holding_more(fit, chosen, "each GPU's share of the weights halves, the KV cache "
+                          f"gets the rest (+{counted(fit.gpus - chosen.gpus, 'GPU')})"),)
+
+
+def _holding_more(fit: ServingFit, chosen: ServingFit, why: str) -> Alternative:
+    """Another layout that holds more sequences than the one chosen, and why."""
+    return Alternative(fit.shape(), fit.gpus, fit.total_bytes, None,
+                       f"up to {fit.max_concurrent:,} sequences ({chosen.max_concurrent:,} as "
+                       f"chosen): {why}")
 
 
 def _serving_stack(resolved: ResolvedJob) -> str:

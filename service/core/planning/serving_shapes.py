@@ -40,14 +40,15 @@ def stated_shape(resolved: ResolvedJob) -> StatedShape:
                        par.pp if resolved.pinned("pp") else None, capacity=capacity, ep=ep)
 
 
-def stated_expert_layouts(job: Job, gpus: int, stated: StatedShape) -> list[tuple[int, int]]:
+def stated_expert_layout(job: Job, gpus: int, stated: StatedShape) -> tuple[int, int] | None:
     """With a stated EP size: the (tp, pp) of each attention rank, where ep of them make
-    ``gpus`` (the engine's figures for a stated EP: ``serving_share`` with ``ep``)."""
+    ``gpus`` (the engine's figures for a stated EP: ``serving_share`` with ``ep``); None where
+    the count does not split so."""
     if stated.ep is None:
-        return []
+        return None
     pp = stated.pp or 1
     tp = stated.tp or expert_rank_tp(gpus, pp, stated.ep)
-    return [(tp, pp)] if tp * pp * stated.ep == gpus and serving_tp_ok(job.arch, tp) else []
+    return (tp, pp) if tp * pp * stated.ep == gpus and serving_tp_ok(job.arch, tp) else None
 
 
 def serving_tp_limit(gpu: Gpu, per_node: int) -> int:
@@ -71,7 +72,7 @@ def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
              ) -> ServingFit:
     """One layout's figures; with replicas, each GPU's are its replica's share of the
     sequences; ``expert_parallel``: the replicas are attention ranks of one engine whose
-    routed experts are split over them (tp = pp = 1)."""
+    routed experts are split over them (``serving_share`` with ``ep``)."""
     per_replica = -(-job.batch // replicas)
     share = serving_share(job if replicas == 1 else replace(job, batch=per_replica), tp, pp,
                           budget, replicas if expert_parallel else 1)

@@ -80,10 +80,10 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                        f"({miss.leanest.layout.describe()}, {miss.leanest.layout.shape()}) "
                        f"needs {gb(miss.leanest.total_bytes)} per GPU")
     lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
+    shortfall = lean.total_bytes - searcher.budget if lean is not None else None
     fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None, fleet,
                              chunking_helps(logits_bytes(lean_estimate), searcher.budget,
-                                            lean.total_bytes - searcher.budget
-                                            if lean is not None else None))
+                                            shortfall))
                    if with_fixes and count is not None else (None, ()))
     stack = layout_stack(resolved, lean.layout) if lean is not None else ""
     if stack:
@@ -92,7 +92,7 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
                 layout=lean.layout if lean is not None else None,
                 stack=stack,
                 estimate=lean_estimate,
-                shortfall_bytes=lean.total_bytes - searcher.budget if lean is not None else None,
+                shortfall_bytes=shortfall,
                 why=tuple(why), fix=fix, other_fixes=tuple(others), assumptions=tuple(notes))
 
 

@@ -119,13 +119,15 @@ def speaks_of_planner(answer: Answer) -> bool:
             and answer.verdict.startswith(planner.verdict))
 
 
+def top_figures(answer: Answer) -> LayoutFigures:
+    """The layout the top level describes, and its figures (``Answer`` says which)."""
+    return LayoutFigures("top", answer.plan, answer.per_gpu_bytes, answer.fits, answer.formulas)
+
+
 def own_figures(answer: Answer) -> LayoutFigures:
     """The request's own layout on its GPUs and its figures: ``as_stated`` where the top level is
     the planner's, else the top level."""
-    if answer.as_stated is not None:
-        return answer.as_stated
-    return LayoutFigures("as stated", answer.plan, answer.per_gpu_bytes, answer.fits,
-                         answer.formulas)
+    return answer.as_stated if answer.as_stated is not None else top_figures(answer)
 
 
 def own_layout_label(answer: Answer) -> str:
