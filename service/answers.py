@@ -14,6 +14,7 @@ from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.job_memory import estimate
 from service.core.planning.entry import make_plan
+from service.core.planning.serving_plan import serving_budget
 from service.core.report.answer_types import Answer
 from service.core.report.build_answer import build_answer
 
@@ -32,7 +33,8 @@ def compute_answer(request: EstimateRequest, fits_on: bool = False,
     a fix may move to (the default fleet when None)."""
     start = time.perf_counter()
     resolved = resolve(request)
-    est = estimate(resolved.job)
+    infer = resolved.job.task == "infer"
+    est = estimate(resolved.job, serving_budget(resolved) if infer else None)
     middle = time.perf_counter()
     runs_planner = resolved.job.gpu is not None or fits_on
     plan = make_plan(resolved, with_fits_on=fits_on, fleet=fleet) if runs_planner else None

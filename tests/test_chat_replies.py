@@ -232,3 +232,27 @@ def test_a_small_kv_cache_per_sequence_is_said_in_megabytes_not_as_zero() -> Non
     reply = ask("serve llama 3.2 1b at 512 tokens for 10 users on an l4").reply
     assert "per sequence per GPU 0.0 GB" not in reply
     assert re.search(r"KV cache per sequence per GPU \d+ MB", reply)
+
+
+def test_a_stated_memory_utilisation_sizes_the_room_line_like_the_headline() -> None:
+    """vLLM's --gpu-memory-utilization 0.7 leaves room for fewer sequences: the room under the
+    breakdown is the headline's, and the budget is said as the user's, not assumed."""
+    reply = ask("serve llama 3.1 70b on 4 h100s, 8k ctx, gpu memory utilization 0.7").reply
+    up_to = _gb(reply, r"up to ([\d,]+) concurrent")
+    room = _gb(reply, r"room for ([\d,]+) concurrent")
+    assert up_to == room
+    default = _gb(ask("serve llama 3.1 70b on 4 h100s, 8k ctx").reply, r"room for ([\d,]+) concurrent")
+    assert room < 0.8 * default
+    said = next(line for line in reply.splitlines() if line.startswith("_You said:_"))
+    assumed = next(line for line in reply.splitlines() if line.startswith("_Assumed:_"))
+    assert "memory budget 70%" in said and "memory budget" not in assumed
+
+
+def test_a_cap_below_the_card_is_the_budget_the_plan_keeps_under() -> None:
+    """'keep it under 40gb per gpu' on shared H100s: the layout chosen fits 40 GB, not 80."""
+    reply = ask("llama 3 8b full finetune on 8 h100s, we share the gpus so keep it under 40gb "
+                "per gpu").reply
+    assert reply.startswith("*Fits on 8x H100")
+    assert _gb(reply, r"= \*([\d,.]+) GB\*") <= 40.0
+    assert _gb(reply, r"of a ([\d,.]+) GB budget") == 40.0
+    assert "read as a budget of 40 GB per GPU" in reply and "I did not use" not in reply

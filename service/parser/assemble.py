@@ -98,7 +98,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     fields["task"] = task
     accum = ordered.get("_grad_accum", [None])[0]
     dp = ordered.get("_dp", [None])[0]
-    rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None)
+    rules.gpus_from_layout(fields, notes, dp if isinstance(dp, int) else None, scan.low)
     if ordered.get("_one_gpu") and "gpu_count" not in fields and not how_many:
         fields["gpu_count"] = 1
     rack = ordered.get("_rack_gpus", [None])[0]
@@ -240,14 +240,23 @@ _NOT_SIZING = re.compile(
 # a crash or a tuning question stays one with its GPU named ("NCCL timeout on our 16 h100s")
 _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"\b(?:nccl\s+(?:error|timeout)s?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
-    r"|cuda\s+error(?!\W+out\s+of\s+memory)|best\s+(?:learning\s+rate|lr)|loss\s+(?:is\s+|keeps\s+)?spik\w*)\b")
+    r"|cuda\s+error(?!\W+out\s+of\s+memory)|best\s+(?:learning\s+rate|lr)|loss\s+(?:is\s+|keeps\s+)?spik\w*"
+    # a GPU's hardware fault: "xid 79", "ecc errors", "fell off the bus"
+    r"|xids?\s*\d+|(?:ecc|nvlink|pcie)\s+errors?|(?:fell|fallen|falling)\s+off\s+the\s+bus"
+    r"|thermal(?:ly)?\s+throttl\w*"
+    # a deployment's plumbing or the model's license: "CrashLoopBackOff", "address already in use"
+    r"|crashloopbackoff|address\s+already\s+in\s+use|port\s+\d+\s+(?:is\s+)?(?:already\s+)?(?:in\s+use|taken)"
+    r"|licen[cs]es?|commercial\s+use)\b")
 # the fleet's operations with no model named: "the A100 pool is down for maintenance", "who owns
 # the mi300x reservation?"
 _ASKS_COUNT = re.compile(r"\bhow\s+many\b|\bdo\s+(?:we|i)\s+need\b")
 _FLEET_OPS = re.compile(
     r"\b(?:down\s+for\s+maintenance|maintenance\s+window|outage|(?:is|are|went)\s+down|who\s+owns"
     r"|(?:extend|renew)\s+(?:it|the|our)\s+(?:\w+\s+)?(?:past|until|through|reservation)"
-    r"|driver\s+(?:update|upgrade)|firmware)\b")
+    r"|driver\s+(?:update|upgrade)|firmware|rma|warranty|melted|(?:power\s+)?connector|psu"
+    # a booking's paperwork: "the reservation closes Friday, submit your node counts"
+    r"|reservations?\s+(?:\w+\s+){0,5}?(?:closes?|closing|deadline|opens?|window|form)"
+    r"|submit\s+your|sign[\s\-]?up\s+sheet)\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:

@@ -80,7 +80,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("unsupported.time", PLAIN | {"k"}, 0, 1e9),
     Attribute("unsupported.gpu_hours", PLAIN | {"k", "m"}, 0, 1e12),
     Attribute("unsupported.throughput", PLAIN | {"k"}, 0, 1e9),
-    Attribute("unsupported.steps", PLAIN | {"k"}, 0, 1e9),
+    Attribute("_steps", PLAIN | {"k"}, 0, 1e9),
     Attribute("unsupported.host_memory", frozenset({"gb", "tb"}), 0, 1e6),
     Attribute("unsupported.budget", MONEY | {"k", "m"}, 0, 1e12),
 )}

@@ -30,6 +30,11 @@ _ENOUGH_OR_MORE = re.compile(
     r"or\s+(?:do|would|will|should)\s+(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b(?!\s*(?:gb|k|b|bits?)\b)",
     re.I)
 
+# "on h100s, is 4 enough or do I need 8?": the same with the GPU named before
+_COUNT_ENOUGH_OR_MORE = re.compile(
+    r"\b(?:is|are|would)\s+(\d{1,4})\s*x?\s+(?:be\s+)?enough\s*,?\s*or\s+(?:do|would|will|should)\s+"
+    r"(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b(?!\s*(?:gb|k|b|bits?|nodes?)\b)", re.I)
+
 
 # "A100 40GB vs 80GB": the second memory is the same GPU's other variant
 _SAME_GPU_OTHER_MEMORY = re.compile(
@@ -39,8 +44,10 @@ _SAME_GPU_OTHER_MEMORY = re.compile(
 
 def expand(text: str) -> str:
     """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun);
-    "2x A6000 enough or do I need 4" -> "2x A6000 or 4x A6000"."""
+    "2x A6000 enough or do I need 4" -> "2x A6000 or 4x A6000"; "is 4 enough or do I need 8" ->
+    "4 gpus or 8 gpus"."""
     text = _ENOUGH_OR_MORE.sub(lambda m: f"{m[1]}x {m[2]} or {m[4]}x {m[2]}", text)
+    text = _COUNT_ENOUGH_OR_MORE.sub(lambda m: f"{m[1]} gpus or {m[2]} gpus", text)
     text = _SAME_GPU_OTHER_MEMORY.sub(lambda m: f"{m[1]} {m[2]}{m[3]} {m[4]} {m[1]} {m[5]}{m[3]}",
                                       text)
     return _SHARED_NOUN.sub(lambda m: f"{m[1]} {m[4]} {m[2]} {m[3]} {m[4]}", text)

@@ -42,7 +42,7 @@ _NAME = re.compile(
     # "a100-80 nodes", "a100-80s": a memory joined by a dash is the card's, even before a
     # count of GPUs or nodes (not before a load: "a100-40 users")
     rf"|[\-_](?:{_SOLD_GB})(?=s?(?![\w.%]))(?!s?\s*(?:{_NOT_MEMORY})\b)"
-    rf"| (?:{_SOLD_GB})(?![\w.%])(?!\s*(?:{_NOT_MEMORY}|gpus?|cards?|nodes?)\b))?"
+    rf"| (?:{_SOLD_GB})(?=s?(?![\w.%]))(?!s?\s*(?:{_NOT_MEMORY}|gpus?|cards?|nodes?|per\b)\b))?"
     r"(?P<plural>s|'s)?(?![a-z0-9])"
 )
 _MEMORY_FIRST = re.compile(r"\b\d{1,3}\s?(?:gb|gib|g)\s+$")

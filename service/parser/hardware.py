@@ -12,6 +12,7 @@ with its count kept.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from service.core.hardware.gpus import all_gpus, find_gpu
 from service.parser.binding import Item, bind, items
@@ -36,11 +37,11 @@ _BEFORE = re.compile(
     rf"|(?<![\w.])(?P<outer>{COUNT})[ \t]+(?=\d+[ \t]*[x*×]))?"
     rf"(?:(?:(?<![\w.])|(?<=[x*×]))(?P<count>{COUNT})(?:[ \t]{{0,3}}[x*×][ \t]{{0,3}}|-| {{1,3}})"
     r"(?:of[ \t]+(?:those|these|the|them|our)[ \t]+)?)?"
-    r"(?:\d{2,3}[ \t]*gb[ \t]+)?$"
+    r"(?:\d{2,3}[ \t]*gb(?:[ \t]+|[ \t]*\([ \t]*))?$"
 )
 _AFTER_COUNT = re.compile(r"^\s*(?:x|\*|×)\s*(?P<count>\d+)\b")
 _AFTER_NODE = re.compile(r"^\s*(?:gpus?\s*)?"
-                         r"(?P<word>nodes?|machines?|servers?|boxes|box|hosts?|instances?|pods?)\b"
+                         r"(?P<word>nodes?|machines?|servers?|boxes|box|hosts?|instances?|pods?|trays?)\b"
                          r"(?:\s*(?:of|with)\s*(?P<per>\d+)\s*(?:gpus?)?)?")
 # "8 or 16 h100s", "8x vs 16x h100", "1, 2 and 4 h100s" (a list: ", and" alone joins clauses)
 _ALTERNATIVE = re.compile(r"(?<![\w.])(?P<n>\d+(?:\s*x?\s*,\s*\d+)*)\s*(?:x\s*)?,?\s*(?:or|vs\.?|versus)\s*$"
@@ -63,7 +64,8 @@ _GPU_CUE = Cue((("gpu_count", "B"),))
 _MEMORY_ONLY = re.compile(
     r"(?:\b(?:on|in|into|with|under|fit|fits)\s+(?:a\s+|one\s+|single\s+|an?\s+single\s+)?"
     r"|(?<![\w.])|(?<=\dx))(?P<mem>16|24|32|40|48|80|141|192)\s*(?:gb|gib|g|gigs?|gigabytes?)\b"
-    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b))")
+    r"(?=\s*(?:gpus?|cards?|vram|of\s+vram|each|\?|$|,|\.|\s+(?:gpu|card|with|for|and|at|enough|total)\b"
+    r"|\s*(?:per|a|/)\s*(?:gpu|card|device|rank)\b))")
 _COLAB = re.compile(r"\bcolab\b")  # a Colab runtime has one GPU
 _ONE_CARD = re.compile(r"\b(?:an?|one|single|1)\s+(?:single\s+)?\d{2,3}\s?(?:gb|gib|g)\s+(?:card|gpu)\b")
 GPU_FOR_MEMORY = {16: "t4-16gb", 24: "rtx4090-24gb", 32: "rtx5090-32gb", 40: "a100-40gb",
@@ -91,6 +93,7 @@ def find_hardware(scan: Scan) -> None:
         return
     if (one := _ONE_CARD.search(scan.view()) or _ON_ONE.search(scan.view())) is not None:
         scan.add("_one_gpu", True, one.start(), one.end(), claim=False)
+    _memory_cap(scan)
     _named_memory(scan)
 
 
@@ -105,17 +108,71 @@ _MEMORY_WRITTEN = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)\b(?!\s*(?:of\s
 NAMED_MEMORY_NEAR = 16  # characters between the memory and the GPU name: "16gb (rtx 4080)"
 
 
+# "keep it under 40gb per gpu" on a named GPU: a budget below the card (shared GPUs, a MIG slice)
+_CAP = re.compile(
+    r"(?:\b(?:under|below|within|at\s+most|max(?:imum)?|no\s+more\s+than|less\s+than)|<=?)"
+    r"\s*(?P<mem>\d{1,3}(?:\.\d+)?)\s?(?:gb|gib|g)\b"
+    r"(?:\s*(?:per|a|/|on\s+each|each)\s*(?:gpu|card|device|rank)\b)?"
+    r"|\b(?:only|just)\s+(?:have\s+)?(?P<free>\d{1,3}(?:\.\d+)?)\s?(?:gb|gib|g)\s+"
+    r"(?:free|available|left|usable)\b(?:\s*(?:per|a|/|on\s+each|each)\s*(?:gpu|card|device)\b)?")
+MIN_CAP_SHARE = 0.05  # the request's floor for memory_headroom (request.py FLOAT_RANGES)
+
+
+def _memory_cap(scan: Scan) -> None:
+    """A memory limit under the named card's: the planner's memory budget (``memory_headroom``,
+    the cap's share of the card's usable memory), said in the assumptions."""
+    names = [f.value for f in scan.findings if f.field == "gpu" and isinstance(f.value, str)]
+    if len(set(names)) != 1 or scan.values("memory_headroom"):
+        return
+    gpu = find_gpu(names[0])
+    sold = gpu.memory_bytes_as_sold / 2**30  # "80" of "80GB"
+    for m in scan.finditer(_CAP, limit=1):
+        group = "mem" if m.group("mem") else "free"
+        if not scan.free(m.start(group), m.end(group)):
+            continue
+        written = float(m.group(group))
+        share = round(written * 1e9 / gpu.memory_bytes_usable, 3)
+        if written >= sold - 0.5 or share < MIN_CAP_SHARE:  # the card itself, or no per-GPU cap
+            return
+        scan.add("memory_headroom", share, m.start(), m.end(),
+                 f"'{safe_echo(m.group(0).strip())}' read as a budget of {m.group(group)} GB per "
+                 f"GPU: {share:.0%} of the {gpu.name}'s {gpu.memory_bytes_usable / 1e9:.1f} GB")
+        return
+
+
 def _named_memory(scan: Scan) -> None:
     """"on 16gb (rtx 4080)": a memory written just beside the GPU named, and the same as its
-    memory, says the same thing (used, not reported as ignored)."""
-    named = [(f.start, f.end, f.value.rsplit("-", 1)[-1]) for f in scan.findings
-             if f.field == "gpu" and isinstance(f.value, str)]
+    memory, says the same thing (used, not reported as ignored); another size of the same card,
+    where the name alone left its memory open ("V100s (4 of them, 32GB)"), picks that variant."""
     for m in scan.finditer(_MEMORY_WRITTEN):
-        if scan.free(m.start(), m.end()) and any(
-                size == f"{m.group(1)}gb" and (0 <= start - m.end() <= NAMED_MEMORY_NEAR
-                                              or 0 <= m.start() - end <= NAMED_MEMORY_NEAR)
-                for start, end, size in named):
-            scan.claim(m.start(), m.end())
+        if not scan.free(m.start(), m.end()):
+            continue
+        size = f"{m.group(1)}gb"
+        for i, f in enumerate(scan.findings):
+            if f.field != "gpu" or not isinstance(f.value, str) or not (
+                    0 <= f.start - m.end() <= NAMED_MEMORY_NEAR
+                    or 0 <= m.start() - f.end <= NAMED_MEMORY_NEAR):
+                continue
+            other = _other_size(f.value, size) if f.note and not f.value.endswith(size) else None
+            if f.value.endswith(f"-{size}") or other is not None:
+                if other is not None:
+                    scan.findings[i] = replace(f, value=other, note="")
+                    _retarget_mention(scan, f.value, other)
+                scan.claim(m.start(), m.end())
+                break
+
+
+def _other_size(gpu: str, size: str) -> str | None:
+    """The catalog's variant of ``gpu``'s card with that memory ("v100-16gb", "32gb")."""
+    family = gpu.split("-")[0]
+    return next((g.id for g in all_gpus() if g.id.split("-")[0] == family
+                 and g.id.endswith(f"-{size}")), None)
+
+
+def _retarget_mention(scan: Scan, old: str, new: str) -> None:
+    for i, f in enumerate(scan.findings):
+        if f.field == "_gpu_mention" and isinstance(f.value, dict) and f.value.get("gpu") == old:
+            scan.findings[i] = replace(f, value={**f.value, "gpu": new})
 
 
 def _memory_only(scan: Scan) -> None:

@@ -17,7 +17,9 @@ _FINETUNE = re.compile(
     r"adapters?|(?:dpo|rlhf|ppo|grpo|orpo|kto|simpo|ipo|cpo|rloo|sft|reward)(?:[_\-]?(?:trainer|config))?|"
     r"reward\s+model(?:l?ing)?|"
     r"preference\s+(?:optimi[sz]ation|tuning)|alignment\s+tuning|tune\s+run|(?:full|q?lora)_finetune_\w+|"
-    r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b")
+    r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b"
+    # a script named for it: "train_sft.py", "run_dpo.py", "finetune.py"
+    r"|(?<![\w\-])\w*?[_\-]?(?:sft|dpo|orpo|kto|grpo|finetune|fine_tune|lora)[_\-]?\w*?\.py\b")
 _SERVE = re.compile(
     r"\b(?:serv(?:e|es|ed|ing|er)|servng|sevr(?:e|ing)|inf[ae]r[ae]nce|infr?ence|infere?[cn]e|infer|"
     r"deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
@@ -79,8 +81,12 @@ _HELP_QUESTION = re.compile(
     r"|(?:which|what)\s+(?:models?|gpus?)\s+(?:do|can)\s+you\s+(?:know|support|cover|handle)"
     r"|what\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
     r"\s+(?:pass|give|set|use|send)|what\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
-    r"\s+(?:do|can)\s+you\s+(?:understand|read|take|accept|know|support)"
-    r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link)\b")
+    r"\s+(?:do|can|does)\s+(?:you|it|fitcheck|the\s+bot)\s+(?:understand|read|take|accept|know|support)"
+    r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link"
+    # a model of one's own: "how do I give you a custom model?"
+    r"|how\s+(?:do|can|should)\s+i\s+(?:give|tell|teach|show|pass|send|register|add)\s+(?:you\s+|it\s+)?"
+    r"(?:a\s+|my\s+|our\s+|the\s+)?(?:own\s+)?(?:custom|new|private|internal|fine[\s\-]?tuned)\s+"
+    r"(?:model|arch(?:itecture)?|config))\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"

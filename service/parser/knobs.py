@@ -29,7 +29,7 @@ _QUANT_CONTEXT = re.compile(r"\d\s?b\s+(?:(?:at|in|as)\s+)?q\d|q\d\s*(?:gguf|qua
 _GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
          "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
 # words that also carry other values ("lora_r: 32", "virtual stages 5")
-_UNCLAIMED = ("framework", "finetune_method", "pp_schedule")
+_UNCLAIMED = ("framework", "finetune_method", "_adapter", "pp_schedule")
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
 _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
@@ -62,7 +62,9 @@ RULES: tuple[Rule, ...] = (
     # fine-tuning methods ("no lora", "skip qlora": every weight trains)
     _r(rf"\b{_NO}q?[\s\-]?lora\b", "finetune_method", "full", "'no LoRA' read as full fine-tuning"),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
-    _r(r"\blora\b|\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "finetune_method", "lora"),
+    _r(r"\blora\b", "finetune_method", "lora"),
+    # an adapter's settings: LoRA, or QLoRA where the base is 4-bit (``rules.py``)
+    _r(r"\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "_adapter", True),
     _r(r"\bfull(?:y)?[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)"
        r"|full[\s\-]?weight\s+fine"
        r"|\bfull[\s\-]*param(?:eter)?s?\b|\bfinetuning_type\s*[=:]\s*[\"']?full\b",  # LLaMA-Factory
@@ -80,7 +82,8 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:use_)?fsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
     _r(r"\bmegatron\b|\bnemo\b", "framework", "megatron"),
-    _r(r"\b(?:use_)?deep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds_config\b|\bds_z[0-3]",
+    _r(r"\b(?:use_)?deep[\s\-]?speed\b|\bds[\s\-_]*(?:zero|z|stage)[\s\-_]*[0-3]\b|\bds[_\s]config\b"
+       r"|\bds_z[0-3]",
        "framework", "deepspeed"),
     # serving's engine: vLLM by name, its LLM(...) class, or its own argument names
     _r(r"\bvllm\b|\bllm\(\s*(?:model\s*=\s*)?[\"']|\b(?=(?:max_model_len|max_num_seqs|"
@@ -219,7 +222,7 @@ def _dtype(match: re.Match[str]) -> str:
 
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "peft", "full"),
+    "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),

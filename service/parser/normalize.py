@@ -39,10 +39,25 @@ _DECIMAL_COMMA = re.compile(r"\b(\d),(\d{1,2})\s*([kmbt])\b", re.I)  # "1,5T tok
 _SPACED_THOUSANDS = re.compile(r"\b(\d{1,3}) (\d{3})(?=\s*-?\s*(?:tokens?|ctx|context)\b)", re.I)
 _HALF_A = re.compile(r"\bhalf\s+an?\s+(trillion|billion|million)\b", re.I)  # "half a trillion"
 _ONE_A = re.compile(r"\ba\s+(trillion|billion)\s+(?=tokens?\b)", re.I)  # "a trillion tokens"
+# a node's size said with "gpus": "2 nodes of 8 gpus" (8 per node, not 8 in all), "8-GPU nodes"
+_NODE_WORD = r"(nodes?|machines?|servers?|boxes|hosts?|instances?|pods?)"
+_NODES_OF_GPUS = re.compile(rf"\b{_NODE_WORD}\s+(of|with|x)\s+(\d{{1,3}})\s*(?:x\s*)?(?:gpus?|cards?)\b"
+                            r"(?!\s*(?:each|per|a\s+node|in\s+total|total))", re.I)
+_N_GPU_NODES = re.compile(rf"\b(\d{{1,3}})[\s\-]gpus?[\s\-]{_NODE_WORD}\b", re.I)
+# "4M tokens/step" is a batch in tokens
+_TOKENS_PER = re.compile(r"\b(tokens?|toks?)\s*/\s*(step|batch|iter(?:ation)?|update)s?\b", re.I)
+_TOKENS_IN_TOTAL = re.compile(r"\b(tokens?)\s+in\s+total\b", re.I)  # a total, not "tokens in" (a prompt)
+_PER_NAMED_GPU_HOUR = re.compile(  # "$3.10 per H200-hour", "$2/a100-hr"
+    r"(?:\bper\s+|/\s*)((?:nvidia\s+)?[a-z]{1,3}\d{2,4}[a-z]{0,4})[\s\-]?(?:gpu[\s\-]?)?h(?:ou)?rs?\b", re.I)
+# "int4 (AWQ)": the method in brackets says which 4-bit format (one variant, not two)
+_FOUR_BIT_NAMED = re.compile(r"\b(?:int4|4[\s\-]?bits?|w4a16|q4)\s*\(\s*(awq|gptq|nf4|bnb|mxfp4)\s*\)", re.I)
 # "a 400M-token dataset" (bounded: a run of digits must not be rescanned from every position)
 _N_TOKEN = re.compile(r"(?<![\d.,])(\d{1,6}(?:[.,]\d{1,3})?\s?[kmbt]?)-token\b", re.I)
 _DOLLARS_AFTER = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)\s*(?:\$|usd)\s*(?=/|per\b|an?\s+h|hourly)", re.I)
-_PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu[\s\-]?h(?:ou)?rs?\b)", re.I)
+# "2.4/gpu-hr", "2.99/gpu/hr"; a price in cents with no "$": "@ 3.20/hr", "3.20 per hour"
+_PER_GPU_HOUR = re.compile(r"(?<![$\d.])(\d+(?:\.\d+)?)(?=\s*/\s*gpu\s*[\-/]?\s*h(?:ou)?rs?\b)"
+                           r"|(?<![$\d.])(\d+\.\d\d)(?=\s*(?:/|per|an?)\s*(?:gpu\s*[\-/]?\s*)?h(?:ou)?rs?\b)",
+                           re.I)
 # a year ("the 2025 offsite", "in 2026", "Q3 2025") is not a setting
 _YEAR = re.compile(r"\b(?:(?<=the )|(?<=in )|(?<=since )|(?<=by )|(?<=for )|(?<=q[1-4] )"
                    r"|(?<=fy))(?:201[5-9]|202\d|203[0-5])\b"
@@ -65,6 +80,11 @@ _COUNT_OF_SIZED = re.compile(
     r"|daily\b|hourly\b|weekly\b|monthly\b|in\s+total\b|total\b))", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
+# a context said only to be set aside: "not doing the 10M ctx obviously, say 256k"
+_NOT_THAT_CONTEXT = re.compile(
+    r"\b(?:not|never|won't\s+be|aren't|isn't)\s+(?:doing|using|running|going\s+(?:for|with)|needing|at"
+    r"|serving)\s+(?:the\s+|a\s+|full\s+|that\s+|its\s+|max\s+)*\d[\d.,]*\s*[km]?\s*"
+    r"(?:tokens?\s+)?(?:ctx|context(?:\s+(?:length|window))?|window)\b", re.I)
 # "seq 4k (edit: 8k)": the edit replaces the value just before it
 # (the value before it is at most a word long: a run of characters is not rescanned from every
 # position)
@@ -147,6 +167,7 @@ def clean(raw: object) -> Cleaned:
     text = _AT_NUMBER.sub("at ", text)  # "32 sessions @ 64k": at a context, not "sessions: 64k"
     text = _TAG.sub(" ", text)
     text = _STRUCK.sub(" ", text)
+    text = _NOT_THAT_CONTEXT.sub(" ", text)
     text = _OR_NEED.sub(" or more nodes", text)
     text = _EDITED.sub(r"\1", text)
     text = _BATCH_UNIT.sub(r"\1", text)
@@ -171,10 +192,16 @@ def _numbers_as_written(text: str) -> str:
     text = _HALF_A.sub(r"0.5 \1", text)
     text = _ONE_A.sub(r"1 \1 ", text)
     text = _N_TOKEN.sub(r"\1 tokens", text)
+    text = _NODES_OF_GPUS.sub(r"\1 \2 \3 gpus per node", text)
+    text = _N_GPU_NODES.sub(r"\2 of \1 gpus per node", text)
+    text = _FOUR_BIT_NAMED.sub(r"\1", text)
+    text = _TOKENS_PER.sub(r"\1 per \2", text)
+    text = _TOKENS_IN_TOTAL.sub(r"\1 total", text)
     text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
     text = _COUNT_OF_SIZED.sub(r"\1\3 at \2 context", text)
+    text = _PER_NAMED_GPU_HOUR.sub(r" per gpu hour, \1,", text)
     text = _DOLLARS_AFTER.sub(r"$\1", text)
-    text = _PER_GPU_HOUR.sub(r"$\1", text)
+    text = _PER_GPU_HOUR.sub(lambda m: "$" + (m.group(1) or m.group(2)), text)
     text = _YEAR.sub(" ", text)
     text = _REFERENCE.sub(" ", text)
     return _RANK_OF_PROCESS.sub(" ", text)

@@ -43,7 +43,7 @@ def read_quantities(scan: Scan) -> None:
             arch_span = [min(arch_span[0], start), max(arch_span[1], end)]
         elif attribute.startswith("unsupported."):
             scan.add("_unread", _text(scan, start, end), start, end, claim=False)
-        elif attribute in ("_epochs", "_output", "_batch_tokens", "_users", "_users_total"):
+        elif attribute in ("_epochs", "_output", "_batch_tokens", "_users", "_users_total", "_steps"):
             # used or named by ``token_counts`` and ``user_counts``
             scan.add(attribute, as_field(value), start, end, claim=False)
         elif not attribute.startswith("unused."):

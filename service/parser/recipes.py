@@ -25,6 +25,8 @@ _BUILDER = re.compile(r"(?:\btorchtune\.models\.\w+\.|(?<![\w./\-]))(?P<method>q
 # LoRA on attention plus ``apply_lora_to_mlp: True`` covers every linear layer
 _TORCHTUNE_BF16 = re.compile(r"(?:^|[,;{]|\s)\s*dtype\s*[:=]\s*bf16\b", re.M)  # "dtype=bf16" on `tune run`
 _TORCHTUNE_MLP = re.compile(r"\bapply_lora_to_mlp\s*:\s*true\b")
+# any precision said: then torchtune's own default (its configs' ``dtype: bf16``) is not assumed
+_PRECISION_SAID = re.compile(r"\b(?:dtype|fp32|float32|fp16|float16|half|bf16|bfloat16|fp8|mixed|amp)\b")
 # torchtune's config folder -> the words a preset name is looked up by
 _FAMILY = {"llama3_3": "llama 3.3", "llama3_2": "llama 3.2", "llama3_1": "llama 3.1",
            "llama3": "llama 3", "llama2": "llama 2", "code_llama2": "codellama", "qwen2_5": "qwen2.5",
@@ -60,3 +62,9 @@ def find_recipes(scan: Scan) -> None:
             scan.claim(m.start(), m.end())
         else:
             scan.add("finetune_method", m.group("method"), m.start(), m.end())
+        if not _PRECISION_SAID.search(scan.low):
+            scan.add("precision", "bf16", m.start(), m.end(), "torchtune recipe: its configs train "
+                     "in dtype bf16 (no fp32 master weights)", claim=False)
+        if m.group(0).endswith("_distributed") and "fsdp" not in scan.low:
+            scan.add("framework", "fsdp", m.start(), m.end(), "torchtune's distributed recipes "
+                     "shard with FSDP2 (fully_shard)", claim=False)

@@ -17,6 +17,7 @@ from typing import Any
 from service.core.errors import InvalidInput
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
+from service.core.model.presets import lookup_preset
 from service.parser.followup import REQUEST_FIELDS
 from service.parser.intent import Cues
 from service.parser.types import Unknown, Variant
@@ -102,14 +103,36 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered.pop("finetune_method", None)
         ordered.pop("lora_rank", None)
         ordered.pop("lora_targets", None)
-    elif ordered.get("lora_rank") and not ordered.get("finetune_method"):
+    elif (ordered.get("lora_rank") or ordered.get("_adapter")) and not ordered.get("finetune_method"):
         ordered["finetune_method"] = ["lora"]
+
+
+_SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn")
+
+
+def _named_shape(fields: dict[str, Any], notes: list[str]) -> bool:
+    """Flags that state the named model's own shape ("--num-layers 80 --hidden-size 8192 ...
+    continued pretraining of Llama 3 70B"): the model, with what the flags leave out (its
+    vocabulary, SwiGLU, untied embeddings), not a custom one built from Megatron's defaults."""
+    preset = lookup_preset(str(fields.get("model", "")))
+    arch = fields["arch"]
+    if preset is None or not isinstance(arch, dict):
+        return False
+    mine = {"layers": preset.arch.layers, "hidden": preset.arch.hidden, "heads": preset.arch.heads,
+            "kv_heads": preset.arch.kv_heads or preset.arch.heads, "ffn": preset.arch.ffn}
+    if any(key in arch and arch[key] != mine[key] for key in _SHAPE):
+        return False
+    notes[:] = [n for n in notes if not n.startswith("custom architecture")]  # it is not one
+    notes.append(f"the stated shape is {preset.id}'s: read as {preset.id}")
+    return True
 
 
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
     """Readings across fields (module docstring), in place."""
     if fields.get("virtual_stages", 1) > 1:  # "vpp 4": virtual stages are the interleaved schedule
         fields.setdefault("pp_schedule", "interleaved")
+    if "arch" in fields and _named_shape(fields, notes):
+        fields.pop("arch")
     if "arch" in fields:
         fields.pop("model", None)
         fields.pop("params_b", None)
@@ -130,10 +153,16 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
             notes.append(f"gradient accumulation {grad_accum} does not change per-GPU memory")
 
 
-def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None) -> None:
+def gpus_from_layout(fields: dict[str, Any], notes: list[str], dp: int | None,
+                     low: str = "") -> None:
     """GPUs from how they are laid out: nodes x GPUs per node (``--nnodes 2 --nproc_per_node
-    8``), or DP x TP x PP (``--dp 2 --tp 4``)."""
+    8``; ``--nproc_per_node 4`` alone is one node), or DP x TP x PP (``--dp 2 --tp 4``)."""
     per, nodes = fields.get("gpus_per_node"), fields.get("nodes")
+    if "gpu_count" not in fields and nodes is None and isinstance(per, int) \
+            and "--nproc" in low and "nnodes" not in low:
+        fields["gpu_count"] = per  # the GPUs it uses, not the node's size
+        del fields["gpus_per_node"]
+        notes.append(f"--nproc_per_node {per} with no --nnodes: one node, {per} GPUs")
     if "gpu_count" not in fields and isinstance(per, int) and isinstance(nodes, int):
         fields["gpu_count"] = per * nodes
         notes.append(f"{nodes} nodes x {per} GPUs = {per * nodes} GPUs")

@@ -5,7 +5,8 @@
 - a context is prompt + output: "2k input + 512 output tokens" is 2,560;
 - a batch in tokens is sequences: "global batch 4M tokens" at seq 4096 is 1,024 sequences (M and
   k read as 2^20 and 2^10 when that divides evenly, as in "4M tokens of 4096");
-- epochs multiply training tokens: "1T tokens, 3 epochs" is 3T.
+- epochs multiply training tokens: "1T tokens, 3 epochs" is 3T;
+- steps times a batch in tokens are training tokens: "20k steps at bs=1M tokens" is 2e10.
 
 What cannot be used (an output length with no prompt, a batch in tokens with no context, epochs
 with no tokens) is returned as ``_unread`` findings, to be named in the reply.
@@ -13,6 +14,7 @@ with no tokens) is returned as ``_unread`` findings, to be named in the reply.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from service.core.job.resolve import DEFAULT_SEQ_LEN
@@ -28,9 +30,27 @@ def token_counts(ordered: dict[str, list[Any]], scan: Scan, task: str, notes: li
     """Apply the readings above to ``ordered`` in place; return what stays unused."""
     _tokens_as_context(ordered, notes, task)
     unused = _prompt_and_output(ordered, scan, notes)
+    unused += _steps(ordered, scan, notes)
     unused += _batch_in_tokens(ordered, scan, notes)
     unused += _epochs(ordered, scan, notes)
     return unused
+
+
+def _steps(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:
+    """Optimizer steps times the tokens each takes, where no token count is said."""
+    steps = [s for s in ordered.pop("_steps", []) if isinstance(s, int | float) and s >= 1]
+    batch = [b for b in ordered.get("_batch_tokens", []) if isinstance(b, int | float)]
+    sequences, length = ordered.get("global_batch", [None])[0], ordered.get("seq_len", [None])[0]
+    if not batch and isinstance(sequences, int) and isinstance(length, int):
+        batch = [sequences * length]  # "global batch 1024 at seq 4096, 20k steps"
+    if not steps:
+        return []
+    if ordered.get("tokens") or not batch:
+        return written_as(scan, "_steps")
+    ordered["tokens"] = [steps[0] * batch[0]]
+    notes.append(f"{steps[0]:,.0f} steps x {batch[0]:,.0f} tokens per step = "
+                 f"{steps[0] * batch[0]:.3g} training tokens")
+    return []
 
 
 def _tokens_as_context(ordered: dict[str, list[Any]], notes: list[str], task: str) -> None:
@@ -96,6 +116,12 @@ def _batch_in_tokens(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]
     return []
 
 
+# a token count said to be the whole run's: "1.2B tokens total", "2B tokens in total", "a total of"
+_TOTAL_TOKENS = re.compile(r"\btokens?\s+(?:in\s+)?total\b"
+                           r"|\btotal\s+(?:of\s+)?(?:~|about\s+)?\d[\d.,]*\s*[kmbt]?\s*tokens?"
+                           r"|\b(?:total|overall)\s+tokens?\b|\btokens?\s+(?:overall|all\s+epochs)\b")
+
+
 def _epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list[Finding]:
     counts = ordered.pop("_epochs", [])
     tokens = ordered.get("tokens")
@@ -107,6 +133,9 @@ def _epochs(ordered: dict[str, list[Any]], scan: Scan, notes: list[str]) -> list
         if total is not None:  # "900M tokens total (300M-token dataset x 3 epochs)"
             ordered["tokens"] = [total]
             notes.append(f"{total:.3g} tokens: the stated total of {counts[0]} epochs")
+            return []
+        if _TOTAL_TOKENS.search(scan.low):  # "1.2B tokens total (3 epochs of 400M)"
+            notes.append(f"{tokens[0]:.3g} tokens: the stated total of {counts[0]} epochs")
             return []
         ordered["tokens"] = [t * counts[0] if isinstance(t, int | float) else t for t in tokens]
         notes.append(f"{tokens[0]:.3g} tokens x {counts[0]} epochs")

@@ -134,12 +134,12 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     ("tp", "A", """
         tp, tensor parallel, tensor parallelism, tensor parallel size, tensor model parallel size,
         tp size, tensor parallel degree, tp degree, tensor model parallel, tensor, tensor par,
-        tensor parallel of, num shard, tensor parallelism of, tp of
+        tensor parallel of, num shard, tensor parallelism of, tp of, model parallel size
     """),
     ("pp", "A", """
         pp, pipeline parallel, pipeline parallelism, pipeline parallel size,
         pipeline model parallel size, pp size, pipeline, pp degree, pipeline model parallel,
-        pipeline parallel degree, pipeline parallelism of
+        pipeline parallel degree, pipeline parallelism of, pipe parallel size, pipe parallel
     """),
     ("pp", "B", """
         pp stages, pipeline stages, pipeline stage, stages, stage pipeline, stage pp
@@ -281,7 +281,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         tokens s, tok s, tokens per second, tok sec, tps, qps, rps, requests per second, req s,
         tokens sec, requests s, qpm, rpm
     """),
-    ("unsupported.steps", "B", """
+    ("_steps", "B", """
         steps, step, iterations, iters
     """),
     ("unsupported.host_memory", "B", """

@@ -33,7 +33,8 @@ HELP = (
     "• `serving llama-3.1-70b at 16k context for 50 users, how many h100s?`\n"
     "• `days to pretrain a 30B on 3T tokens with 1024 H200s`\n"
     "• `zero-2 or zero-3 for llama 3 70b on 16 h100s?` • `A100 80GB vs H100 for mistral 7b`\n"
-    "• a custom model: `48 layers, d_model 6144, 48 heads, 8 kv heads, vocab 100k`\n"
+    "• a custom model: `48 layers, d_model 6144, 48 heads, 8 kv heads, vocab 100k`, or paste its "
+    "Hugging Face config.json\n"
     "• or paste your TrainingArguments / Megatron flags / DeepSpeed JSON / vllm serve line.\n"
     "In a thread, follow up with `what about seq 8192?` or `and with zero-2?`."
 )

@@ -49,6 +49,15 @@ def derived(field: str, value: Value, why: str, source: str = "",
     return Assumption(field, value, "derived", why, source, minor)
 
 
+def said_or_default(field: str, value: Value, said: bool, why: str, source: str = "",
+                    minor: bool = False) -> Assumption:
+    """``default``, or the stated value with the same why (a setting the user gave that the
+    engine still explains, such as the memory budget it turns into)."""
+    if said:
+        return Assumption(field, value, "stated", why, source, minor)
+    return default(field, value, why, source, minor)
+
+
 def merge_assumptions(*groups: tuple[Assumption, ...]) -> tuple[Assumption, ...]:
     """One record per field, the later group's record winning, in first-seen order."""
     by_field: dict[str, Assumption] = {}

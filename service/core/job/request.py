@@ -37,7 +37,7 @@ FLOAT_RANGES: dict[str, tuple[float, float]] = {
     "mfu": (0.01, 1.0),
     "price_per_gpu_hour": (0.0, 10_000.0),
     "allocator_reserve": (0.0, 1.0),
-    "memory_headroom": (0.5, 1.0),
+    "memory_headroom": (0.05, 1.0),
 }
 
 TEXT_FIELDS: tuple[str, ...] = (

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from service.core.hardware.gpus import Gpu
-from service.core.job.assumptions import Assumption, default
+from service.core.job.assumptions import Assumption, default, said_or_default
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import LLAMACPP, ServingBudget, serving_weights
@@ -167,7 +167,8 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
                 headroom=budget.memory_fraction, fits=False, gpus_per_node=per_node,
                 mode="given" if count is not None else "fewest", gpus=count,
                 min_gpus=best.gpus if best else None, min_shape=best.shape() if best else None,
-                assumptions=_assumptions(budget, gpu, job.framework == "llamacpp"))
+                assumptions=_assumptions(budget, gpu, job.framework == "llamacpp",
+                                             resolved.pinned("memory_headroom")))
     if chosen is None:
         return plan
     estimate = serving_estimate(replace(job, batch=chosen.per_replica, parallel=Parallelism(
@@ -252,25 +253,25 @@ def _serving_stack(resolved: ResolvedJob) -> str:
         else "vllm"
 
 
-def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False
+def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False, said: bool = False
                  ) -> tuple[Assumption, ...]:
     if llamacpp:
         return (
-            default("memory_headroom", budget.memory_fraction,
-                    f"llama.cpp reserves nothing ahead: {budget.memory_fraction:.0%} of "
-                    f"{gb(gpu.memory_bytes_usable)} minus weights, a compute buffer for "
-                    f"{budget.max_batched_tokens:,} tokens (n_ubatch) and "
-                    f"{gb(budget.non_torch_bytes)} of CUDA context", "llama.cpp llama-server"),
+            said_or_default("memory_headroom", budget.memory_fraction, said,
+                            f"llama.cpp reserves nothing ahead: {budget.memory_fraction:.0%} of "
+                            f"{gb(gpu.memory_bytes_usable)} minus weights, a compute buffer for "
+                            f"{budget.max_batched_tokens:,} tokens (n_ubatch) and "
+                            f"{gb(budget.non_torch_bytes)} of CUDA context", "llama.cpp llama-server"),
             default("plan.layout", "layers split over the GPUs", "llama.cpp --split-mode layer "
                     "(its default): each GPU holds its layers' weights and KV cache", minor=True),
         )
     return (
-        default("memory_headroom", budget.memory_fraction,
-                f"vLLM-style budget: gpu_memory_utilization {budget.memory_fraction:.0%} of "
-                f"{gb(gpu.memory_bytes_usable)}, minus weights, activation peak "
-                f"({budget.max_batched_tokens:,} batched tokens), {gb(budget.non_torch_bytes)} "
-                f"non-torch memory and {gb(budget.cuda_graph_bytes)} CUDA graphs",
-                "vLLM worker memory profiling"),
+        said_or_default("memory_headroom", budget.memory_fraction, said,
+                        f"vLLM-style budget: gpu_memory_utilization {budget.memory_fraction:.0%} of "
+                        f"{gb(gpu.memory_bytes_usable)}, minus weights, activation peak "
+                        f"({budget.max_batched_tokens:,} batched tokens), {gb(budget.non_torch_bytes)} "
+                        f"non-torch memory and {gb(budget.cuda_graph_bytes)} CUDA graphs",
+                        "vLLM worker memory profiling"),
         default("plan.layout", "TP in a node, PP over the rest", "tensor parallelism inside one "
                 "node (over PCIe where the GPU has no NVLink) or one rack-scale NVLink domain, "
                 "the largest that fits; pipeline parallelism over the rest, or data-parallel "

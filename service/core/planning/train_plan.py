@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from service.core.compute.time_cost import time_and_cost
 from service.core.hardware.gpus import Gpu
-from service.core.job.assumptions import Assumption, default, derived
+from service.core.job.assumptions import Assumption, default, derived, said_or_default
 from service.core.job.resolve import ResolvedJob
 from service.core.memory.breakdown import Estimate
 from service.core.memory.transients import LOSS_SOURCE
@@ -125,9 +125,9 @@ def _assumptions(resolved: ResolvedJob, searcher: Searcher,
                  fewest_mode: bool) -> tuple[Assumption, ...]:
     """What the planner assumed on top of the resolved job's assumptions."""
     space, pinned = searcher.space, resolved.pinned
-    notes = [default("memory_headroom", resolved.headroom,
-                     f"plan to {resolved.headroom:.0%} of usable memory: {gb(searcher.budget)} "
-                     "per GPU, room for fragmentation and spikes")]
+    notes = [said_or_default("memory_headroom", resolved.headroom, pinned("memory_headroom"),
+                             f"plan to {resolved.headroom:.0%} of usable memory: "
+                             f"{gb(searcher.budget)} per GPU, room for fragmentation and spikes")]
     if not space.global_batch:
         notes.append(default("global_batch", "one micro-batch per data-parallel rank",
                              "per-GPU memory does not depend on gradient accumulation (with "
