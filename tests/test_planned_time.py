@@ -85,3 +85,18 @@ def test_a_narrow_model_gets_the_micro_batch_its_gemms_need() -> None:
     wide = plan_of(EstimateRequest(model="llama-3-8b", seq_len=4096, zero_stage=3,
                                    gpu="a100-40gb", gpu_count=8))
     assert wide.layout is not None and wide.layout.micro_batch == 1
+
+
+def test_a_stated_mfu_of_an_fp8_run_is_read_against_the_bf16_peak() -> None:
+    """'45% MFU' is measured against the bf16 dense peak (Megatron-LM, torchtitan, NeMo); FP8
+    GEMMs make the run ~1.4x faster, not the FP8 peak's 2x."""
+    ask = EstimateRequest(model="llama-3.1-70b", seq_len=8192, global_batch=1024, tp=8, pp=4,
+                          framework="megatron", tokens=2e12, mfu=0.45, gpu="h100-80gb",
+                          gpu_count=256)
+    bf16, fp8 = plan_of(ask).compute, plan_of(replace(ask, precision="fp8")).compute
+    assert bf16 is not None and fp8 is not None
+    speedup = bf16.full.seconds / fp8.full.seconds
+    assert 1.3 <= speedup <= 1.5
+    said = {a.field: a for a in plan_of(replace(ask, precision="fp8")).compute.assumptions}
+    assert said["mfu"].value == 0.45 and said["mfu"].origin == "stated"
+    assert "bf16 peak" in said["plan.fp8_mfu"].why

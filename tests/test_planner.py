@@ -354,3 +354,12 @@ def test_lora_on_one_consumer_card_is_fixed_by_qlora_with_a_chunked_loss_on_that
     assert plan.fix.changes.get("finetune_method") == "qlora"
     assert plan.fix.changes.get("chunked_loss") is True
     assert plan.fix.gpus == 1
+
+
+def test_a_deep_pipeline_pays_for_the_last_stages_lm_head() -> None:
+    """405B on 1,024 H100s: with 2 of 126 layers per stage the last stage's 2.1B-weight LM head
+    would slow every step by a third, so the plan keeps stages deep and replicas several."""
+    plan = plan_of(EstimateRequest(model="llama-3.1-405b", seq_len=8192, global_batch=2048,
+                                   framework="megatron", gpu="h100-80gb", gpu_count=1024))
+    assert plan.fits and plan.layout is not None
+    assert plan.layout.dp > 1 and plan.layout.pp <= 16

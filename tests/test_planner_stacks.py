@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from engine_support import plan_of
 
+from service.answers import compute_answer
 from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
@@ -101,3 +102,15 @@ def test_lora_splits_a_sequence_only_where_nothing_else_fits_the_count() -> None
     short = plan_of(EstimateRequest(model="llama-3.1-8b", task="finetune", finetune_method="lora",
                                     gpu="h100-80gb", gpu_count=2))
     assert short.fits and short.layout is not None and short.layout.cp == 1
+
+
+def test_lora_on_fsdp_gets_no_torchtitan_config() -> None:
+    """torchtitan trains every weight (no LoRA): a LoRA job's configs are accelerate's, or a
+    70B 'fine-tune' would launch as full training."""
+    answer = compute_answer(EstimateRequest(
+        model="llama-3.1-70b", task="finetune", finetune_method="lora", lora_rank=64,
+        framework="fsdp", seq_len=8192, micro_batch=1, gpu="a100-80gb", gpu_count=8)).answer
+    assert answer.launch and "torchtitan" not in answer.launch
+    full = compute_answer(EstimateRequest(model="llama-3.1-8b", seq_len=4096, framework="fsdp",
+                                          gpu="h100-80gb", gpu_count=8)).answer
+    assert "torchtitan" in full.launch

@@ -157,8 +157,9 @@ RULES: tuple[Rule, ...] = (
     # offload
     _r(rf"\b{_NO}(?:cpu[\s\-]*)?offload\w*|\b(?:cpu[\s\-_]*)?offload\w*{_OFF}"
        r"|\bfsdp_offload_params\s*[=:]\s*false\b", "offload", "none"),
-    _r(r"\boffload\w*\s+(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b|\boffload_param\b"
-       r"|\boffload\w*\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:and|&|\+|plus)\s+(?:the\s+)?"
+    _r(r"\boffload\w*\s+(?:of\s+|for\s+)?(?:the\s+)?(?:params|parameters|weights|everything|all|both)\b"
+       r"|\boffload_param\b"
+       r"|\boffload\w*\s+(?:of\s+|for\s+)?(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:and|&|\+|plus)\s+(?:the\s+)?"
        r"(?:params|parameters|weights)\b"
        r"|\bzero[\s\-]*infinity\b|\bparam(?:eter)?s?\s+offload|\bfsdp_offload_params\s*[=:]\s*true\b"
        # Trainer's fsdp="full_shard offload": CPUOffload(offload_params=True), the step on the CPU

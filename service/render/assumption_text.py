@@ -26,6 +26,7 @@ LABELS: dict[str, str] = {
     "allocator_reserve": "allocator reserve", "memory_headroom": "memory budget",
     "method": "planner method", "plan.ranking": "layout ranking", "plan.layout": "layout",
     "plan.kv_cache": "KV cache sizing", "plan.tensor_parallel": "tensor parallel",
+    "plan.fp8_mfu": "MFU of the FP8 peak",
     "weights_dtype": "weights loaded as",
     "qlora.experts": "QLoRA routed experts", "lora.experts": "routed experts under LoRA",
     "qlora.other_params": "QLoRA embeddings, LM head and norms",
@@ -70,6 +71,8 @@ def value_text(field: str, value: Value) -> str:
         return "on" if value else "off"
     if field in ("mfu", "memory_headroom", "allocator_reserve") and isinstance(value, float):
         return f"{value:.0%}"
+    if field == "plan.fp8_mfu" and isinstance(value, float):
+        return f"{value:.1%}"
     if field == "price_per_gpu_hour" and isinstance(value, int | float):
         return f"${value:,.2f}"
     if field == "seq_len" and isinstance(value, int):

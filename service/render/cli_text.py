@@ -11,6 +11,7 @@ from service.core.report.answer_types import (
     PlannerEntry,
 )
 from service.core.report.headline import (
+    fix_label,
     own_figures,
     own_layout_label,
     speaks_of_planner,
@@ -72,7 +73,7 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
             f"{c.days:,.1f} days on {counted(c.gpus, 'GPU')}, {c.gpu_hours:,.0f} GPU-hours{cost}"]
 
 
-def _planner_lines(p: PlannerEntry, band_line: str | None) -> list[str]:
+def _planner_lines(p: PlannerEntry, band_line: str | None, fix: str = "Fix") -> list[str]:
     """``band_line``: the error band, when it is about the planner's layout."""
     title = "fewest GPUs of this type" if p.mode == "fewest" else "the given GPUs"
     lines = [f"Planner ({title}): {p.verdict}"]
@@ -91,7 +92,7 @@ def _planner_lines(p: PlannerEntry, band_line: str | None) -> list[str]:
         lines += ["Alternatives:"] + [f"  - {a.gpus} GPUs, {a.layout}: {a.reason}"
                                       for a in p.alternatives]
     if p.fix is not None:
-        lines.append(f"Fix: {p.fix.change}\n  costs: {p.fix.note}")
+        lines.append(f"{fix}: {p.fix.change}\n  costs: {p.fix.note}")
         lines += [f"  or: {f.change}\n  costs: {f.note}" for f in p.other_fixes]
     return lines
 
@@ -161,7 +162,8 @@ def answer_text(answer: Answer) -> str:
     if answer.plan.max_concurrent_sequences is not None:
         sections[-1].append(f"max concurrent sequences: {answer.plan.max_concurrent_sequences:,}")
     if answer.planner is not None:
-        sections.append(_planner_lines(answer.planner, band_line if planners else None))
+        sections.append(_planner_lines(answer.planner, band_line if planners else None,
+                                       fix_label(answer)))
     compute = _compute_lines("Compute", answer.compute) + \
         _compute_lines("Textbook 6ND", answer.compute_6nd)
     if answer.compute is not None:

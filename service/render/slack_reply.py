@@ -17,7 +17,7 @@ from service.core.report.answer_types import (
     PerGpuBytes,
     ServingCostEntry,
 )
-from service.core.report.headline import own_figures, own_layout_label, speaks_of_planner
+from service.core.report.headline import fix_label, own_figures, own_layout_label, speaks_of_planner
 from service.core.units import GB, counted, gb, gib
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
@@ -224,7 +224,7 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         alt = planner.alternatives[0]  # the same node without pipeline stages
         lines.append(f"Or {alt.gpus} GPUs as {alt.layout}: {alt.reason}")
     if planner is not None and not planner.fits and planner.fix is not None:
-        lines.append(f"Fix: {short_gpu(planner.fix.change)} ({planner.fix.note})")
+        lines.append(f"{fix_label(answer)}: {short_gpu(planner.fix.change)} ({planner.fix.note})")
         lines += [f"  or: {short_gpu(f.change)} ({f.note})" for f in planner.other_fixes]
     if planner is not None and planner.stack_name and answer.task != "infer":
         lines.append(f"Stack: {planner.stack_name}")

@@ -7,6 +7,7 @@ from html import escape
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from service.core.report.answer_types import Answer, FixEntry
+from service.core.report.headline import fix_label
 from service.permalink import short_float
 from service.web.layout import gb
 
@@ -37,7 +38,7 @@ def _fix(answer: Answer, fix: FixEntry, first: bool) -> str:
     per_gpu = f" · {gb(fix.per_gpu_total)} per GPU" if fix.per_gpu_total else ""
     href = changed_link(answer.link, fix.changes)
     open_it = f" <a href='{escape(href)}'>open this estimate</a>" if href else ""
-    lead = "<strong>Fix:</strong> " if first else ""
+    lead = f"<strong>{fix_label(answer)}:</strong> " if first else ""
     return (f"<li class=fix>{lead}<strong>{escape(fix.change)}</strong>{per_gpu}"
             f"<br><span class=muted>Cost: {escape(fix.note)}</span>{open_it}</li>")
 

@@ -11,7 +11,7 @@ from service.core.compute.training_time import (
     training_time,
 )
 from service.core.hardware.gpus import Gpu, find_gpu, peak_flops
-from service.core.job.assumptions import Assumption, default, stated
+from service.core.job.assumptions import Assumption, default, derived, stated
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
 from service.core.model.adapter_params import lora_params
@@ -57,6 +57,7 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
         notes.append(note)
     else:
         notes.append(stated("mfu", mfu))
+        mfu = _stated_fp8_mfu(gpu, peak_precision, mfu, notes)
     price = resolved.price_per_gpu_hour
     if price is None:
         price = gpu.price_per_gpu_hour_usd
@@ -75,6 +76,22 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
                              trainable=None if textbook else trainable)
 
     return TimeAndCost(run(textbook=False), run(textbook=True), tuple(notes))
+
+
+def _stated_fp8_mfu(gpu: Gpu, peak_precision: str, mfu: float, notes: list[Assumption]) -> float:
+    """A stated MFU is read against the bf16 dense peak, as Megatron-LM, torchtitan and NeMo
+    report it; an FP8 run gains FP8_TRAINING_SPEEDUP over it, not the FP8 peak's 2x. As a share
+    of the FP8 peak the time is computed against: mfu x speedup / (FP8 peak / bf16 peak)."""
+    fp8_gain = peak_flops(gpu, "fp8") / peak_flops(gpu, "bf16")
+    if peak_precision != "fp8" or fp8_gain <= 1:
+        return mfu
+    speedup = min(FP8_TRAINING_SPEEDUP, fp8_gain)
+    share = round(mfu * speedup / fp8_gain, 3)
+    notes.append(derived("plan.fp8_mfu", share,
+                         f"MFU {mfu:.0%} read against the bf16 peak; FP8 GEMMs run x{speedup:g} "
+                         f"faster, not x{fp8_gain:.3g} (the FP8 peak): {share:.1%} of the FP8 peak",
+                         FP8_SOURCE))
+    return share
 
 
 def default_mfu(gpu: Gpu, peak_precision: str, job: Job, active: float,

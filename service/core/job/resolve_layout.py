@@ -73,7 +73,14 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     for name in ("tp", "pp", "cp", "ep", "sequence_parallel", "shard_group", "virtual_stages"):
         if getattr(req, name) is not None:
             notes.add(stated(name, getattr(req, name)))
-    if task != "infer":
+    zero = req.zero_stage if req.zero_stage is not None else 0
+    if task != "infer" and req.zero_stage is None and req.framework == "megatron" and dp * cp > 1:
+        zero = 1  # what NVIDIA's recipes run
+        notes.add(default("zero_stage", 1, "Megatron-LM's distributed optimizer "
+                          "(--use-distributed-optimizer), as its example scripts and NeMo's "
+                          "recipes run it; say 'zero 0' for plain DDP",
+                          "Megatron-LM examples/llama, examples/gpt3; NeMo llm recipes"))
+    elif task != "infer":
         notes.value("zero_stage", 0, "plain data parallelism unless a ZeRO/FSDP stage is named")
     sequence_parallel = bool(req.sequence_parallel)
     if req.sequence_parallel is None and tp > 1 and task != "infer":
@@ -83,7 +90,7 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
                           "Korthikanti et al. 2022, sec. 4.2.2"))
     return Parallelism(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep,
                        sequence_parallel=sequence_parallel,
-                       zero_stage=req.zero_stage if req.zero_stage is not None else 0,
+                       zero_stage=zero,
                        shard_group=req.shard_group or 0,
                        pp_schedule=choice("pp_schedule", req.pp_schedule or "1f1b",
                                           PIPELINE_SCHEDULES),

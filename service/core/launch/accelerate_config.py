@@ -16,7 +16,7 @@ import yaml
 from service.core.job.spec import Job
 from service.core.launch.launch_shape import SCRIPT, LaunchShape, shell_line
 from service.core.launch.launch_types import LaunchConfig
-from service.core.launch.training_arguments import as_flags, training_arguments
+from service.core.launch.training_arguments import as_flags, training_arguments, version_notes
 from service.core.planning.plan_types import Layout
 
 FILENAME = "accelerate_config.yaml"
@@ -82,6 +82,7 @@ def accelerate_config(job: Job, layout: Layout, shape: LaunchShape, stack: str) 
              if shape.nodes > 1 else "one node"]
     if layout.tp > 1:
         notes.append("tensor parallelism needs a model with a tp_plan in transformers")
+    notes += version_notes(args)
     text = yaml.safe_dump(config, sort_keys=False)
     return LaunchConfig("accelerate", "accelerate config and launch", "yaml", FILENAME, text,
                         {"config_file": config, "training_arguments": args}, tuple(argv),

@@ -26,7 +26,7 @@ from service.core.launch.serving_commands import sglang_config, vllm_config
 from service.core.launch.torchrun_line import torchrun_config
 from service.core.launch.torchtitan_toml import FILENAME as TORCHTITAN_FILE
 from service.core.launch.torchtitan_toml import torchtitan_config
-from service.core.launch.training_arguments import as_flags, training_arguments
+from service.core.launch.training_arguments import as_flags, training_arguments, version_notes
 from service.core.planning.layouts import node_count
 from service.core.planning.plan_types import Layout, Plan
 
@@ -134,4 +134,4 @@ def _trainer_torchrun(resolved: ResolvedJob, layout: Layout, shape: LaunchShape,
                               deepspeed_file="ds_config.json" if deepspeed else "")
     return torchrun_config(shape, [SCRIPT, *as_flags(args)],
                            (f"{SCRIPT} is your script; it reads the TrainingArguments flags "
-                            "with HfArgumentParser",))
+                            "with HfArgumentParser", *version_notes(args)))

@@ -65,7 +65,10 @@ def model_ref(resolved: ResolvedJob) -> ModelRef:
     path = preset.hf_repo
     if not resolved.job.is_training:
         chats = [a for a in preset.aliases if _CHAT_REPO.match(a)]
-        fp8 = [a for a in chats if a.lower().endswith("-fp8")]
+        # the published FP8 checkpoint: the chat model's, or the repo's own (Qwen3's repos are
+        # the chat models themselves)
+        fp8 = [a for a in chats if a.lower().endswith("-fp8")] or [
+            a for a in preset.aliases if a.lower() == f"{preset.hf_repo.lower()}-fp8"]
         if resolved.job.quantization == "fp8" and fp8:
             path = fp8[0]
         elif not _CHAT_REPO.match(path) and (plain := [a for a in chats if a not in fp8]):

@@ -25,7 +25,8 @@ def torchtitan_model(job: Job) -> tuple[str, str] | None:
 def torchtitan_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef
                       ) -> LaunchConfig | None:
     model = torchtitan_model(job)
-    if model is None or layout.offload != "none" or layout.pp > 1:
+    # torchtitan trains every weight: it has no LoRA/PEFT (its model converters are float8 and MX)
+    if model is None or layout.offload != "none" or layout.pp > 1 or not job.trains_all_weights:
         return None
     sharded = layout.zero_stage >= 2
     repo_dir = ref.path.rsplit("/", 1)[-1]

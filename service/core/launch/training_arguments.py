@@ -41,6 +41,15 @@ def training_arguments(job: Job, layout: Layout, shape: LaunchShape, *, deepspee
     return args
 
 
+def version_notes(args: dict[str, str | int | float | bool]) -> tuple[str, ...]:
+    """What an older transformers needs instead: ``activation_checkpointing`` arrived in 5.23,
+    where ``gradient_checkpointing`` became its deprecated alias."""
+    if args.get("activation_checkpointing"):
+        return ("--activation_checkpointing is transformers >= 5.23's name; before 5.23 pass "
+                "--gradient_checkpointing",)
+    return ()
+
+
 def as_flags(args: dict[str, str | int | float | bool]) -> list[str]:
     """``--name value`` per field; a true boolean is the bare flag."""
     words: list[str] = []

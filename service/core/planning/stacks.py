@@ -121,9 +121,11 @@ def model_parallelism(resolved: ResolvedJob, gpu: Gpu | None = None) -> ModelPar
         return ModelParallelism(False, False, lora_cp, False)
     if stack is None:
         return ModelParallelism(True, True, True)
-    # FSDP2 runs experts in parallel only in torchtitan, for the models it ships
-    ep = stack.ep and (stack.id != "fsdp" or resolved.job.model_id in torchtitan_models())
-    return ModelParallelism(stack.tp, stack.pp, stack.cp, ep)
+    # FSDP2 runs experts, and tensor parallelism as these figures model it (sequence parallel,
+    # a vocab-parallel loss), only in torchtitan, for the models it ships: accelerate's TP
+    # (transformers' tp_plan) keeps the norms' inputs and the logits whole on every rank
+    titan = stack.id != "fsdp" or resolved.job.model_id in torchtitan_models()
+    return ModelParallelism(stack.tp and titan, stack.pp, stack.cp, stack.ep and titan)
 
 
 def zero_stages(resolved: ResolvedJob) -> tuple[int, ...]:

@@ -5,8 +5,13 @@
 - recompute: full re-runs the forward, 8N instead of 6N FLOPs: x 4/3; selective recomputes
   only core attention: ~ +3% (Korthikanti et al. 2022, table 4: 2-4% overhead);
 - pipeline bubble: 1 + (pp - 1) / (v x m) for m micro-batches per step and v virtual stages
-  (1F1B: Narayanan et al. 2021, sec. 2.2; interleaved: sec. 2.2.2); uneven stages (pp not
-  dividing the layers) run at the pace of the fullest one: x ceil(L / pp) x pp / L;
+  (1F1B: Narayanan et al. 2021, sec. 2.2; interleaved: sec. 2.2.2); the pipeline runs at the
+  pace of its busiest stage: the fullest (ceil(L / pp) layers) plus the last stage's LM head and
+  loss, x pp x (ceil(L / pp) x layer + head) / (L x layer + head) in the matmul work per token
+  (layer: a layer's active weights, head: vocab x hidden). Megatron-LM's
+  --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split exist for
+  that head: with 2 of Llama 3.1 405B's 126 layers per stage, its 2.1B-weight head makes the last
+  stage a third slower;
 - tensor parallelism: two all-reduces forward and two backward per layer over NVLink,
   ~ +4% per doubling of tp (Megatron-LM scaling runs, Narayanan et al. 2021 fig. 13); TP is never
   placed across nodes (layouts.py forbids it);
@@ -30,8 +35,10 @@ These are ranking weights, not a performance prediction: time and cost use the G
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from service.core.model.architecture import Architecture
+from service.core.model.params import active_parameter_count, parameter_breakdown
 from service.core.planning.dp_traffic import traffic_ratio
 from service.core.planning.plan_types import Layout
 
@@ -57,6 +64,15 @@ def small_batch_tokens(arch: Architecture | None) -> int:
     return -(-SMALL_MICRO_BATCH_TOKENS * SMALL_MICRO_BATCH_HIDDEN // arch.hidden)
 
 
+@lru_cache(maxsize=256)
+def head_per_layer(arch: Architecture) -> float:
+    """The LM head's matmul work (vocab x hidden, tied or not) in layers of the model: the work
+    the last pipeline stage does besides its layers."""
+    b = parameter_breakdown(arch)
+    layers_work = active_parameter_count(arch) - b.embedding - b.lm_head
+    return arch.vocab * arch.hidden * arch.layers / layers_work if layers_work > 0 else 0.0
+
+
 def pipeline_bubble(pp: int, micro_batches: int, virtual_stages: int = 1) -> float:
     """Bubble over useful time: (pp - 1) / (v x m) (Narayanan et al. 2021, sec. 2.2)."""
     if pp <= 1:
@@ -78,9 +94,11 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         terms.append((f"pipeline bubble (pp-1)/m = {layout.pp - 1}/{layout.grad_accum}",
                       1 + bubble))
         fullest = -(-layers // layout.pp)
-        if fullest * layout.pp != layers:
-            terms.append((f"uneven stages ({fullest} layers on the fullest)",
-                          fullest * layout.pp / layers))
+        head = head_per_layer(arch) if arch is not None else 0.0
+        pace = layout.pp * (fullest + head) / (layers + head)
+        if pace > 1 + 1e-9:
+            terms.append((f"the busiest stage ({fullest} layers" + (" + the LM head)" if head else ")"),
+                          pace))
     if layout.tp > 1:
         terms.append((f"TP={layout.tp}", 1 + TP_PER_DOUBLING * math.log2(layout.tp)))
     if layout.cp > 1:

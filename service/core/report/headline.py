@@ -97,9 +97,17 @@ def answer_verdict(est: Estimate, plan: Plan | None, stated_fits: bool) -> str:
     if plan.mode == "catalog":
         return f"{estimate_verdict(est)}. {plan_verdict(plan)}"
     if plan.mode == "given" and stated_fits and plan.task != "infer":
+        over = f", over its {plan.headroom:.0%} planning budget of {gb(plan.budget_bytes)}" \
+            if est.total_bytes > plan.budget_bytes else ""
         return (f"Fits as stated on {gpus_phrase(est.job.parallel.gpus, plan.gpu_name, plan.gpus_per_node)}"
-                f": {gb(est.total_bytes)} of {gb(plan.capacity_bytes)} usable per GPU")
+                f": {gb(est.total_bytes)} of {gb(plan.capacity_bytes)} usable per GPU{over}")
     return plan_verdict(plan)
+
+
+def fix_label(answer: Answer) -> str:
+    """'Fix' for a layout that does not fit; 'For more room' where the request's own layout fits
+    the GPU and the planner's fixes only win back the planning budget's headroom."""
+    return "For more room" if answer.verdict.startswith("Fits as stated") else "Fix"
 
 
 def band_note(low: int, high: int, verdict: str | None, capacity: int | None) -> str:
