@@ -80,8 +80,8 @@ def test_serving_and_no_gpu(api: TestClient) -> None:
     serve = api.post("/v1/estimate", json={"model": "llama-3.1-70b", "task": "infer",
                                            "seq_len": 16384, "concurrent": 50,
                                            "gpu": "h100-80gb"}).json()
-    # every count inside a node is tried: TP=2 x PP=3 on 6 (64 heads, 8 KV heads), not 8
-    assert serve["min_gpus"] == 6 and (serve["plan"]["tp"], serve["plan"]["pp"]) == (2, 3)
+    # engines people deploy: 2 replicas of TP=4 on one node (not TP=2 x PP=3 on 6)
+    assert serve["min_gpus"] == 8 and (serve["plan"]["tp"], serve["plan"]["pp"]) == (4, 1)
     assert serve["per_gpu_bytes"]["kv_cache"] > 0
     bare = api.post("/v1/estimate", json={"model": "7B"}).json()
     assert bare["fits"] is None and bare["gpu"] is None

@@ -99,12 +99,14 @@ def test_cheaper_option_in_a_thread_lists_the_cheapest_gpu_types_that_fit() -> N
     assert "plain DDP" not in result.reply
 
 
-def test_a_pipeline_answer_inside_a_node_offers_the_count_without_stages() -> None:
-    """Qwen2.5-7B for 1,000 users at 8k: 7 A100s as TP=1 x PP=7 is the fewest, but every token
-    then crosses 7 stages; the reply offers the node's 8 GPUs as replicas without stages."""
+def test_the_fewest_gpus_to_serve_are_engines_people_deploy() -> None:
+    """Qwen2.5-7B for 1,000 users at 8k: 7 A100s as TP=1 x PP=7 would hold them, but every token
+    would cross 7 stages and no one runs a 7-GPU engine: the answer is the node's 8 GPUs as
+    replicas without stages. A count the user has keeps every shape (6 A100s: TP=2 x PP=3)."""
     reply = ask("serve qwen2.5 7b for 1000 users 8k ctx on a100 80gb").reply
-    assert "on 7x A100 80GB SXM (TP=1, PP=7)" in reply.splitlines()[0]
-    assert "Or 8 GPUs as 4 replicas of TP=2: no pipeline stages" in reply
+    assert "on 8x A100 80GB SXM (4 replicas of TP=2)" in reply.splitlines()[0]
+    six = ask("serve llama 3.1 70b 16k ctx 32 users on 6 a100 80gb").reply
+    assert "(TP=2, PP=3)" in six.splitlines()[0]
 
 
 def test_serving_says_what_the_planned_gpus_cost() -> None:

@@ -233,22 +233,24 @@ SERVE_70B = EstimateRequest(model="llama-3.1-70b", task="infer", seq_len=16384, 
 def test_serving_fewest_gpus_for_weights_and_kv() -> None:
     plan = plan_of(SERVE_70B)
     s = plan.serving
-    assert plan.fits and plan.gpus == 6 and s is not None and (s.tp, s.pp) == (2, 3)
+    # engines people deploy: 2 replicas of TP=4 on one node, not TP=2 x PP=3 on 6 GPUs
+    assert plan.fits and plan.gpus == 8 and s is not None
+    assert (s.replicas, s.tp, s.pp) == (2, 4, 1)
     assert s.max_concurrent >= 50
-    assert any("fewer GPUs do not fit: on 5" in w for w in plan.why)
+    assert any("fewer GPUs do not fit: on 4 (TP=4)" in w for w in plan.why)
     # the vLLM budget: fraction x capacity - weights - the fixed part (activation peak,
     # non-torch memory, CUDA graphs)
     cap = find_gpu("h100-80gb").memory_bytes_usable
     assert s.fixed_bytes > s.workspace_bytes
     budget = round(cap * 0.9) - s.weights_bytes - s.fixed_bytes
     assert s.kv_budget_bytes == budget
-    assert s.max_concurrent == budget // s.kv_per_sequence_bytes
-    assert verdict_of(plan).startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 6x")
+    assert s.max_concurrent == s.replicas * (budget // s.kv_per_sequence_bytes)
+    assert verdict_of(plan).startswith("Serves llama-3.1-70b at 16,384 tokens x 50 sequences on 8x")
 
 
 def test_serving_concurrency_on_given_gpus() -> None:
     four = plan_of(replace(SERVE_70B, gpu_count=4))
-    assert four.mode == "given" and not four.fits and four.min_gpus == 6
+    assert four.mode == "given" and not four.fits and four.min_gpus == 8
     assert four.serving is not None and 0 < four.serving.max_concurrent < 50
     assert "Does not serve" in verdict_of(four)
     sixteen = plan_of(replace(SERVE_70B, gpu_count=16))

@@ -205,13 +205,14 @@ def test_gpus_without_a_tp_size_get_the_largest_tp_vllm_accepts_and_pp_over_the_
     assert (est.job.parallel.tp, est.job.parallel.pp) == (2, 3)
 
 
-def test_a_smaller_tp_with_pp_serves_more_when_tp_would_copy_the_kv_cache() -> None:
-    """Qwen3-30B-A3B has 4 KV heads: TP=8 keeps a quarter of the cache on every GPU, TP=4 x PP=2
-    an eighth, so 100 sequences of 32k fit on 6 H100s (TP=2 x PP=3), not 16."""
+def test_a_smaller_tp_serves_more_when_tp_would_copy_the_kv_cache() -> None:
+    """Qwen3-30B-A3B has 4 KV heads: TP=8 keeps a quarter of the cache on every GPU, so 100
+    sequences of 32k fit on one node as 4 replicas of TP=2, not 16 GPUs of TP=8; and not on 6 as
+    TP=2 x PP=3, an engine size nobody deploys (``deployable_engine``)."""
     answer = compute_answer(EstimateRequest(model="qwen3-30b-a3b", task="infer", seq_len=32768,
                                             concurrent=100, gpu="h100-80gb")).answer
-    assert answer.planner is not None and answer.min_gpus == 6
-    assert (answer.plan.tp, answer.plan.pp) == (2, 3)
+    assert answer.planner is not None and answer.min_gpus == 8
+    assert (answer.plan.dp, answer.plan.tp, answer.plan.pp) == (4, 2, 1)
 
 
 def test_llama_cpp_serves_the_home_setups_vllm_would_not() -> None:

@@ -31,7 +31,9 @@ _SERVE_SETTING = re.compile(
     r"at\s+a\s+time|awq|gptq|gguf|max_model_len|max_num_seqs|max\s+num\s+seqs|rps|"
     r"gpu[_\-]memory[_\-]utilization|"
     r"max(?:imum)?\s+batch|throughput|tokens?/s|tok/s|how\s+many\s+(?:sequences|requests|users)"
-    r"|req(?:uest)?s?\s*/\s*(?:s|sec|min)|replicas|rag|answers|responses)\b")
+    r"|req(?:uest)?s?\s*/\s*(?:s|sec|min)|replicas|rag|answers|responses"
+    # a prompt's length: "how long can the prompt be", "prompt length", "6k-token prompts"
+    r"|prompts?\s+(?:length|len|size)|how\s+long\s+(?:can|could|may)\s+(?:the|a|my|our)\s+prompts?)\b")
 _FINE_TUNED_MODEL = re.compile(r"\b(?:(?:our|my|the|a|an|your|their|this|that)\s+"
                                r"(?:own\s+|custom\s+|new\s+)?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b(?=\s+(?:version\s+of\s+)?[a-z])")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")

@@ -18,7 +18,7 @@ from service.core.report.answer_types import (
     ServingCostEntry,
 )
 from service.core.report.headline import fix_label, own_figures, own_layout_label, speaks_of_planner
-from service.core.units import GB, counted, gb, gib
+from service.core.units import GB, counted, gb, gib, human_count
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
 
@@ -129,6 +129,9 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         parts.append(f"room for {counted(room, 'concurrent sequence')} at {plan.context:,} tokens"
                      + (f" on {plan.dp} attention ranks" if plan.dp > 1 and plan.ep > 1
                         else f" on {plan.dp} replicas" if plan.dp > 1 else ""))
+        if room and plan.context:  # vLLM pages the cache: shorter sequences share these tokens
+            parts.append(f"{human_count(room * plan.context)} tokens of KV cache in all "
+                         "(more sequences when they are shorter)")
     return " · ".join(parts) if parts else None
 
 

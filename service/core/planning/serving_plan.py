@@ -28,8 +28,10 @@ from service.core.planning.serving_fixes import serving_fixes
 from service.core.planning.serving_shapes import (
     NOTHING_STATED,
     StatedShape,
+    deployable_engine,
     evaluate,
     expert_parallel_ok,
+    for_fewest,
     serving_tp_limit,
     shapes,
     stated_expert_layout,
@@ -80,11 +82,14 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
             engine = size * pp
             if replicas > 1 and per_node % engine and engine % per_node:
                 continue  # a replica straddling two nodes: no better than one engine
+            if stated.deployable and not deployable_engine(engine, per_node):
+                continue
             if prune and whole > ceiling * engine:
                 pruned = True
                 continue
             evaluated.append(evaluate(job, gpu, size, pp, per_node, budget, replicas))
-    if expert_parallel_ok(job, gpus, per_node, stated):
+    if expert_parallel_ok(job, gpus, per_node, stated) and (
+            not stated.deployable or deployable_engine(gpus, per_node)):
         evaluated.append(evaluate(job, gpu, 1, 1, per_node, budget, gpus, expert_parallel=True))
     fitting = [f for f in evaluated if f.fits]
     misses = [f for f in evaluated if not f.fits]
@@ -124,8 +129,9 @@ def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:
 
 
 def counts(per_node: int) -> list[int]:
-    """Every count inside one node (6 A100s serve a 64-head model as TP=2 x PP=3), then whole
-    nodes."""
+    """Every count inside one node, then whole nodes: 3 replicas of one GPU are deployed; a
+    6-GPU engine only where 6 are what the user has (6 A100s serve a 64-head model as TP=2 x
+    PP=3), not in the search for the fewest (``for_fewest``)."""
     out = list(range(1, per_node + 1))
     nodes = 2
     while nodes * per_node <= MAX_SERVING_GPUS:
@@ -137,7 +143,9 @@ def counts(per_node: int) -> list[int]:
 def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
                    stated: StatedShape = NOTHING_STATED
                    ) -> tuple[ServingFit | None, ServingFit | None]:
-    """(first layout that fits, the one just below it); what the request fixed stays."""
+    """(first layout that fits, the one just below it), of engines people deploy
+    (``for_fewest``); what the request fixed stays."""
+    stated = for_fewest(stated)
     miss: ServingFit | None = None
     for count in counts(per_node):
         fit = best_shape(job, gpu, count, per_node, budget, stated)
@@ -145,7 +153,8 @@ def fewest_serving(job: Job, gpu: Gpu, per_node: int, budget: ServingBudget,
             continue
         if fit.fits:
             return fit, miss
-        miss = fit
+        if miss is None or fit.max_concurrent >= miss.max_concurrent:
+            miss = fit  # the count below that came closest (7 replicas of a 70B hold nothing)
     return None, miss
 
 

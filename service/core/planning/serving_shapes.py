@@ -25,9 +25,25 @@ class StatedShape:
     replicas: bool = True
     capacity: bool = False  # no concurrency stated: the question is how many sequences fit
     ep: int | None = None  # a stated expert-parallel size (MoE): attention ranks sharing experts
+    deployable: bool = False  # engines of the sizes people deploy (``deployable_engine``)
 
 
 NOTHING_STATED = StatedShape()
+
+
+def deployable_engine(gpus: int, per_node: int) -> bool:
+    """An engine size people deploy: 1, 2, 4 or 8 GPUs in a node (cloud instances and vLLM's
+    tensor-parallel sizes come in powers of two), or whole nodes; 3, 5, 6 or 7 GPUs as one
+    engine (PP=7, TP=2 x PP=3) only where they are what someone has."""
+    return (gpus <= per_node and gpus & (gpus - 1) == 0) or gpus % per_node == 0
+
+
+def for_fewest(stated: StatedShape) -> StatedShape:
+    """The search for the fewest GPUs: deployable engines, unless the request fixed the shape
+    (a TP or PP size, or llama.cpp's layer split over whatever GPUs a home setup has)."""
+    if stated.tp is not None or stated.pp is not None or not stated.replicas:
+        return stated
+    return replace(stated, deployable=True)
 
 
 def stated_shape(resolved: ResolvedJob) -> StatedShape:
