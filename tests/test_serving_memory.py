@@ -344,3 +344,17 @@ def test_one_sequence_is_served_by_tensor_parallelism_and_capacity_never_by_pipe
 
     assert layout(1) == (8, 1, 1, 1)
     assert layout(None) == (1, 1, 8, 8)
+
+
+def test_expert_parallelism_over_the_tensor_parallel_ranks_splits_like_tp() -> None:
+    """SGLang's --tp 16 --ep 16 on two 8x H200 nodes spreads the experts over the same 16 ranks
+    that split attention: every weight is split 16 ways, as under TP=16 alone (it had been
+    refused as 'ep must divide dp', then sized with the attention whole on every GPU)."""
+    both = compute_answer(EstimateRequest(model="deepseek-v3", task="infer", framework="sglang",
+                                          tp=16, ep=16, seq_len=4096, gpu="h200-141gb",
+                                          gpu_count=16)).answer
+    tp = compute_answer(EstimateRequest(model="deepseek-v3", task="infer", framework="sglang",
+                                        tp=16, seq_len=4096, gpu="h200-141gb",
+                                        gpu_count=16)).answer
+    assert both.per_gpu_bytes.weights == tp.per_gpu_bytes.weights
+    assert both.details["max_concurrent_sequences"] == tp.details["max_concurrent_sequences"]

@@ -140,7 +140,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             and ("model" in merged or "params_b" in merged or "arch" in merged):
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
         return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True)
-    if cue.help and not understood:
+    if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
                      or (not compare and _off_topic(cue, fields, scan.low))):

@@ -1,6 +1,7 @@
 """Cloud instance names as the GPUs they carry: "p4d.24xlarge" is 8x A100 40GB, "g5.xlarge" one
-A10G, "a3-highgpu-8g" 8x H100, "g2-standard-24" two L4s; a "GB200 NVL72" rack 72 GB200s. Said back
-in a note; an id the catalog no longer has is left alone (the catalog decides).
+A10G, "a3-highgpu-8g" 8x H100, "g2-standard-24" two L4s, Azure's "ND H100 v5" 8x H100; a
+"GB200 NVL72" rack 72 GB200s. Said back in a note; an id the catalog no longer has is left alone
+(the catalog decides).
 """
 
 from __future__ import annotations
@@ -11,11 +12,16 @@ from service.parser.gpu_names import resolve
 from service.parser.numbers import WORD, count
 from service.parser.scan import Scan
 
-_MANY = rf"(?:\b(?P<many>\d{{1,4}}|{WORD})\s*(?:x\s*)?)?"  # "2 p5.48xlarge", "two p5s": nodes
+# "2 p5.48xlarge", "two p5s", "2 nodes of a3-highgpu-8g": nodes
+_MANY = (rf"(?:\b(?P<many>\d{{1,4}}|{WORD})\s*(?:x\s*)?"
+         r"(?:(?:nodes?|instances?|vms?|machines?|servers?|boxes)\s+(?:of\s+)?)?)?")
 _AWS = re.compile(_MANY + r"\b(?P<family>p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
                   r"\.(?P<size>\d*x?large|metal)\b")
 _GCP = re.compile(_MANY + r"\b(?:(?:a2-(?P<a2>high|mega|ultra)gpu|a3-(?P<a3>high|mega|edge|ultra)gpu)"
                   r"-(?P<n>\d{1,2})g|g2-standard-(?P<g2>\d{1,2}))\b")
+# Azure: "ND H100 v5" is 8x H100; "NDm A100 v4" 8x A100 80GB, "ND A100 v4" 8x A100 40GB
+_AZURE = re.compile(_MANY + r"\b(?P<nd>ndm?)[\s\-_]?(?P<chip>h100|h200|a100|mi300x)[\s\-_]?v[45]\b")
+_AZURE_GPU = {"h100": "h100-80gb", "h200": "h200-141gb", "mi300x": "mi300x-192gb"}
 # rack-scale NVLink systems: "GB200 NVL72" is 72 GPUs on one NVLink domain ("2 nvl72 racks": 144)
 _NVL = re.compile(_MANY + r"\b(?:gb200[\s\-_]*)?nvl[\s\-_]?(?P<rack>72|36)(?:[\s\-_]*(?:racks?|systems?))?\b")
 _AWS_GPU = {"p4d": "a100-40gb", "p4de": "a100-80gb", "p5": "h100-80gb", "p5e": "h200-141gb",
@@ -40,8 +46,10 @@ def find_instances(scan: Scan) -> None:
             _add(scan, m, "a100-80gb" if m.group("a2") == "ultra" else "a100-40gb", int(m.group("n")))
         else:
             _add(scan, m, "h200-141gb" if m.group("a3") == "ultra" else "h100-80gb", int(m.group("n")))
-
-
+    for m in scan.finditer(_AZURE, limit=2):
+        chip = m.group("chip")
+        a100 = "a100-80gb" if m.group("nd") == "ndm" else "a100-40gb"
+        _add(scan, m, _AZURE_GPU.get(chip, a100), 8)
     for m in scan.finditer(_NVL, limit=2):
         _add(scan, m, "gb200-186gb", int(m.group("rack")), racks=True)
 

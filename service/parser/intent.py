@@ -84,11 +84,16 @@ _HELP_QUESTION = re.compile(
     r"|what\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
     r"\s+(?:pass|give|set|use|send)|what\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
     r"\s+(?:do|can|does)\s+(?:you|it|fitcheck|the\s+bot)\s+(?:understand|read|take|accept|know|support)"
-    r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link"
-    # a model of one's own: "how do I give you a custom model?"
-    r"|how\s+(?:do|can|should)\s+i\s+(?:give|tell|teach|show|pass|send|register|add)\s+(?:you\s+|it\s+)?"
-    r"(?:a\s+|my\s+|our\s+|the\s+)?(?:own\s+)?(?:custom|new|private|internal|fine[\s\-]?tuned)\s+"
-    r"(?:model|arch(?:itecture)?|config))\b")
+    r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link)\b")
+# a model of one's own ("how do I give you a custom model?", "a way to register our internal
+# 'atlas-9b' model"): help even when a name or size in it was read
+_MODEL_HELP = re.compile(
+    r"\bhow\s+(?:do|can|should)\s+(?:i|we)\s+(?:give|tell|teach|show|pass|send|register|add)\s+"
+    r"(?:you\s+|it\s+)?(?:a\s+|my\s+|our\s+|the\s+)?(?:own\s+)?"
+    r"(?:custom|new|private|internal|fine[\s\-]?tuned)\s+(?:model|arch(?:itecture)?|config)\b"
+    r"|\b(?:a\s+way|how)\s+(?:to|do\s+(?:i|we)|can\s+(?:i|we))\s+(?:register|add|upload)\s+"
+    r"(?:a\s+|our\s+|my\s+|the\s+)?(?:own\s+|internal\s+|custom\s+|private\s+|new\s+)?"
+    r"(?:['\"]?[\w.\-]+['\"]?\s+)?models?\b")
 _DOMAIN = re.compile(
     r"\b(?:gpus?|vram|memory|mem|fit|fits|oom|model|llm|params?|parameters|weights|batch|seq|context|"
     r"tokens?|node|nodes|cluster|cards?|hbm|train\w*|tun\w*|serv\w*|infer\w*|finetun\w*|checkpoint\w*|"
@@ -106,6 +111,7 @@ class Cues:
     time: bool
     compare: bool
     help: bool
+    model_help: bool  # how to give fitcheck a model of one's own: help whatever else was read
     domain: bool
     context: bool = False
     memory_ask: bool = False
@@ -142,7 +148,8 @@ def cues(low: str) -> Cues:
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
         compare=bool(_COMPARE.search(low)),
-        help=bool(_HELP.match(low.strip()) or _HELP_QUESTION.search(low)),
+        help=bool(_HELP.match(low.strip()) or _HELP_QUESTION.search(low) or _MODEL_HELP.search(low)),
+        model_help=bool(_MODEL_HELP.search(low)),
         domain=bool(_DOMAIN.search(low)), context=bool(_CONTEXT.search(low)),
         memory_ask=bool(_MEMORY_ASK.search(low)), time_ask=bool(_TIME_ASK.search(low)),
     )

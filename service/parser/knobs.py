@@ -61,6 +61,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bquantized\s+kv(?:[\s\-_]*cache)?", "kv_cache_dtype", "fp8", "quantized KV cache read as fp8"),
     # fine-tuning methods ("no lora", "skip qlora": every weight trains)
     _r(rf"\b{_NO}q?[\s\-]?lora\b", "finetune_method", "full", "'no LoRA' read as full fine-tuning"),
+    # "no TP", "without pipeline parallelism": that dimension is 1
+    _r(rf"\b{_NO}(?:tp|tensor[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "tp", 1),
+    _r(rf"\b{_NO}(?:pp|pipeline[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "pp", 1),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b", "finetune_method", "lora"),
     # an adapter's settings: LoRA, or QLoRA where the base is 4-bit (``rules.py``)
@@ -223,7 +226,8 @@ def _dtype(match: re.Match[str]) -> str:
 
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "kv_cache_dtype": ("kv",), "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
+    "tp": ("tp", "tensor"), "pp": ("pp", "pipeline"), "kv_cache_dtype": ("kv",),
+    "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),

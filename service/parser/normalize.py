@@ -44,8 +44,17 @@ _NODE_WORD = r"(nodes?|machines?|servers?|boxes|hosts?|instances?|pods?)"
 _NODES_OF_GPUS = re.compile(rf"\b{_NODE_WORD}\s+(of|with|x)\s+(\d{{1,3}})\s*(?:x\s*)?(?:gpus?|cards?)\b"
                             r"(?!\s*(?:each|per|a\s+node|in\s+total|total))", re.I)
 _N_GPU_NODES = re.compile(rf"\b(\d{{1,3}})[\s\-]gpus?[\s\-]{_NODE_WORD}\b", re.I)
+# a move between GPUs asks about the new ones: "moving it from 4x A100 40GB to 2x H100"
+_GPU_MOVE = re.compile(
+    r"\b((?:mov|migrat|switch|upgrad|port|transferr?|go)(?:e|es|ed|ing)?\b(?:[^.?!\n]|\.(?=\d)){0,80}?)"
+    r"\bfrom\s+(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4}[a-z]{0,2}"
+    r"(?:[\s\-]*\d{2,3}\s?gb)?s?\s+to\s+(?=(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4})",
+    re.I)
 # "4M tokens/step" is a batch in tokens
 _TOKENS_PER = re.compile(r"\b(tokens?|toks?)\s*/\s*(step|batch|iter(?:ation)?|update)s?\b", re.I)
+# "100B multilingual tokens": a word between a billions/trillions amount and "tokens"
+_QUALIFIED_TOKENS = re.compile(
+    r"(?<![\w.])(\d[\d.,]*\s?[bt])\s+(?!tokens?\b)([a-z][a-z\-]{2,20})\s+tokens?\b", re.I)
 _TOKENS_IN_TOTAL = re.compile(r"\b(tokens?)\s+in\s+total\b", re.I)  # a total, not "tokens in" (a prompt)
 _PER_NAMED_GPU_HOUR = re.compile(  # "$3.10 per H200-hour", "$2/a100-hr"
     r"(?:\bper\s+|/\s*)((?:nvidia\s+)?[a-z]{1,3}\d{2,4}[a-z]{0,4})[\s\-]?(?:gpu[\s\-]?)?h(?:ou)?rs?\b", re.I)
@@ -196,6 +205,8 @@ def _numbers_as_written(text: str) -> str:
     text = _N_GPU_NODES.sub(r"\2 of \1 gpus per node", text)
     text = _FOUR_BIT_NAMED.sub(r"\1", text)
     text = _TOKENS_PER.sub(r"\1 per \2", text)
+    text = _GPU_MOVE.sub(r"\1to ", text)
+    text = _QUALIFIED_TOKENS.sub(r"\1 tokens of \2", text)
     text = _TOKENS_IN_TOTAL.sub(r"\1 total", text)
     text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
     text = _COUNT_OF_SIZED.sub(r"\1\3 at \2 context", text)

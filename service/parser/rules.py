@@ -185,7 +185,8 @@ _PRICE_PER_SERVER = re.compile(
     r"\$\s?\d[\d,.]*k?\s*(?:/\s*h(?:ou)?r?|(?:per|an?)\s+h(?:ou)?r|hourly)?\s*"
     r"(?:per|/|an?|each|for\s+(?:the|one|each|an?))\s*(?:instance|node|server|box|machine|vm)\b"
     # or said of a cloud instance by name: "p5.48xlarge is $98.32/hr"
-    r"|\b[a-z]\d[a-z\d\-]*\.\d*x?large\s+(?:is|costs?|at|runs?|=|@|for)?\s*(?:about\s+|~)?\$"
+    r"|\b[a-z]\d[a-z\d\-]*\.\d*x?large\s+(?:(?:instances?|nodes?|vms?|boxes|machines?)\s+)?"
+    r"(?:is|costs?|at|runs?|=|@|for)?\s*(?:about\s+|~)?\$"
     r"|\ba[23]-\w+gpu-\d+g\s+(?:is|costs?|at|=|@)?\s*(?:about\s+|~)?\$")
 
 

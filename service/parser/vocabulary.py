@@ -59,7 +59,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         reqs, sessions, streams, conversations, chats, sequences, seqs,
         requests in parallel, reqs in parallel, in parallel, concurrent reqs,
         concurrent, concurrent connections, connections, at a time, at once, concurrently,
-        simultaneously, at the same time, users at a time, users at once, at peak
+        simultaneously, at the same time, users at a time, users at once, at peak,
+        query doc pairs at a time, query doc pairs, pairs at a time, pairs at once,
+        queries at a time, queries at once, concurrent queries, queries in parallel,
+        docs at a time, documents at a time
     """),
     ("_users_total", "B", """
         daily users, daily active users, dau, daus, monthly users, monthly active users, mau, maus,
@@ -180,7 +183,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("mfu", "E", """
         mfu, model flops utilization, model flops utilisation, flops utilization, mfu of,
-        model flop utilization
+        model flop utilization, mfu target, target mfu, mfu target of, target mfu of, mfu goal
     """),
     ("memory_headroom", "A", """
         gpu memory utilization, gpu mem util, gpu memory util, mem fraction static, mem fraction,

@@ -60,7 +60,9 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
     if pp > arch.layers:
         raise InvalidInput("pp", f"pp={pp} exceeds {arch.layers} layers", f"1..{arch.layers}")
     dp = gpus // (tp * pp * cp)
-    if ep > 1 and (arch.moe is None or arch.moe.experts % ep or dp % ep):
+    # serving engines split experts over the tensor-parallel ranks too (SGLang --tp 16 --ep 16)
+    ep_group = gpus if task == "infer" else dp
+    if ep > 1 and (arch.moe is None or arch.moe.experts % ep or ep_group % ep):
         folded = arch.moe is not None and not arch.moe.experts % ep and not (dp * tp * cp) % ep
         raise InvalidInput("ep", f"ep={ep} must divide the experts and dp={dp}" + (
             ": fitcheck carves expert parallelism out of data parallelism (DeepSpeed-MoE, "

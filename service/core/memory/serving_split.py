@@ -119,9 +119,11 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget, ep: int = 1
     non-torch memory and CUDA graphs. Hugging Face ``generate``: ``hf_serving.py``. ``ep``:
     data-parallel attention over ep ranks with the routed experts split over them
     (``expert_parallel_weights``: the dense layers whole on every GPU, an upper bound where a
-    stated TP splits them; ``job.batch`` is one rank's sequences)."""
+    stated TP splits them; ``job.batch`` is one rank's sequences). EP over the tensor-parallel
+    ranks themselves (``ep == tp``: SGLang ``--tp 16 --ep 16``) splits every weight tp ways, as
+    tensor parallelism does."""
     arch = job.arch
-    if ep > 1 and arch.moe is not None:
+    if ep > 1 and arch.moe is not None and ep != tp:
         weights = expert_parallel_weights(arch, job.quantization, job.param_scale, ep)
     else:
         weights = serving_weights(arch, job.quantization, job.param_scale, tp * pp,

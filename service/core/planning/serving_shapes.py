@@ -52,6 +52,8 @@ def stated_shape(resolved: ResolvedJob) -> StatedShape:
         return StatedShape(tp=1, replicas=False, capacity=capacity)
     par = resolved.job.parallel
     ep = par.ep if resolved.pinned("ep") and par.ep > 1 and resolved.job.arch.moe else None
+    if ep is not None and resolved.pinned("tp") and par.tp == ep:
+        ep = None  # EP over the TP ranks (SGLang --tp 16 --ep 16): the experts split tp ways
     return StatedShape(par.tp if resolved.pinned("tp") else None,
                        par.pp if resolved.pinned("pp") else None, capacity=capacity, ep=ep)
 
