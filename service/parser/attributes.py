@@ -60,6 +60,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("ep", COUNT_X, 1, 4096),
     Attribute("_dp", COUNT_X, 1, 100_000),
     Attribute("lora_rank", PLAIN, 1, 65_536, (1, 1024)),
+    Attribute("lora_slots", PLAIN, 1, 1024, (1, 128)),
     Attribute("tokens", AMOUNT, 1e6, 1e16),
     Attribute("mfu", SHARE, 0.01, 100),
     Attribute("memory_headroom", SHARE, 0.05, 100),

@@ -136,14 +136,21 @@ class Cues:
         return None
 
 
+# LoRA adapters being served, not trained: vLLM's --enable-lora / --max-loras, multi-LoRA
+SERVED_LORA = re.compile(r"--?enable[\-_]lora\b|\benable_lora\b|--?max[\-_]loras?\b|\bmax_loras\b"
+                         r"|--?max[\-_]lora[\-_]rank\b|\bmulti[\s\-]?loras?\b|\bpunica\b|\blorax\b"
+                         r"|\bs-lora\b|\blora\s+(?:adapters?\s+)?(?:hot[\s\-]?swap\w*|serving)\b")
+
+
 def cues(low: str) -> Cues:
     """Intent words in the (lowercased) message."""
-    serve = bool(_SERVE.search(low))
+    served_lora = bool(SERVED_LORA.search(low))
+    serve = bool(_SERVE.search(low)) or served_lora
     # "our fine-tuned llama behind the chatbot": the model was fine-tuned; the job is serving it
     serve_setting = bool(_SERVE_SETTING.search(low))
     tuned = _FINETUNE.search(_FINE_TUNED_MODEL.sub(" ", low) if serve or serve_setting else low)
     return Cues(
-        finetune=bool(tuned), serve=serve,
+        finetune=bool(tuned) and not served_lora, serve=serve,
         serve_setting=serve_setting,
         run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),

@@ -29,7 +29,7 @@ _QUANT_CONTEXT = re.compile(r"\d\s?b\s+(?:(?:at|in|as)\s+)?q\d|q\d\s*(?:gguf|qua
 _GGUF = {"2": "gguf-q2_k", "3": "gguf-q3_k_m", "4": "gguf-q4_k_m", "5": "gguf-q5_k_m", "6": "gguf-q6_k",
          "8": "gguf-q8_0"}  # FSDP's stage: 2 with SHARD_GRAD_OP, 0 with NO_SHARD, else 3
 # words that also carry other values ("lora_r: 32", "virtual stages 5")
-_UNCLAIMED = ("framework", "finetune_method", "_adapter", "pp_schedule")
+_UNCLAIMED = ("framework", "finetune_method", "_adapter", "_lora_enabled", "pp_schedule")
 _FSDP_2 = re.compile(r"shard_grad_op|grad[\s_]*op")
 _NO = r"(?:no|without|w/o|disable[ds]?|turn\s+off|skip|not\s+using|don'?t\s+use)\s+(?:any\s+|the\s+)?"
 _CKPT = (r"(?:(?:grad(?:ient)?|act(?:ivation)?s?)[\s\-_]*(?:ckpt|checkpointing|checkpoints?)|"
@@ -66,6 +66,7 @@ RULES: tuple[Rule, ...] = (
     _r(rf"\b{_NO}(?:pp|pipeline[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "pp", 1),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b", "finetune_method", "lora"),
+    _r(r"--?enable[\-_]lora\b|\benable_lora\s*=\s*true\b", "_lora_enabled", True),
     # an adapter's settings: LoRA, or QLoRA where the base is 4-bit (``rules.py``)
     _r(r"\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "_adapter", True),
     _r(r"\bfull(?:y)?[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)"
@@ -228,6 +229,7 @@ def _dtype(match: re.Match[str]) -> str:
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "tp": ("tp", "tensor"), "pp": ("pp", "pipeline"), "kv_cache_dtype": ("kv",),
     "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
+    "_lora_enabled": ("lora",),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),

@@ -50,6 +50,10 @@ _GPU_MOVE = re.compile(
     r"\bfrom\s+(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4}[a-z]{0,2}"
     r"(?:[\s\-]*\d{2,3}\s?gb)?s?\s+to\s+(?=(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4})",
     re.I)
+# "Adafactor instead of AdamW", "on an H100 instead of an A100 40GB": the first is the choice
+_INSTEAD_OF = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:an?\s+|the\s+|plain\s+|regular\s+)?"
+    r"[\w.\-/]+(?:\s+(?:\d{1,3}\s?gb|adam\w*|gpus?|cards?|optimi[sz]er|weights|precision))?", re.I)
 # "4M tokens/step" is a batch in tokens
 _TOKENS_PER = re.compile(r"\b(tokens?|toks?)\s*/\s*(step|batch|iter(?:ation)?|update)s?\b", re.I)
 # "100B multilingual tokens": a word between a billions/trillions amount and "tokens"
@@ -205,6 +209,7 @@ def _numbers_as_written(text: str) -> str:
     text = _N_GPU_NODES.sub(r"\2 of \1 gpus per node", text)
     text = _FOUR_BIT_NAMED.sub(r"\1", text)
     text = _TOKENS_PER.sub(r"\1 per \2", text)
+    text = _INSTEAD_OF.sub(" ", text)
     text = _GPU_MOVE.sub(r"\1to ", text)
     text = _QUALIFIED_TOKENS.sub(r"\1 tokens of \2", text)
     text = _TOKENS_IN_TOTAL.sub(r"\1 total", text)

@@ -99,10 +99,17 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered["offload"].remove("optimizer")  # DeepSpeed JSON offloading both
     if task == "infer":
         ordered.pop("objective", None)
-    if task != "finetune":
+    if task == "infer" and ordered.pop("_lora_enabled", []) and not ordered.get("lora_slots"):
+        ordered["lora_slots"] = [1]
+        notes.append("vLLM --enable-lora with no --max-loras: 1 adapter slot (its default)")
+    if task == "infer" and ordered.get("lora_slots"):  # adapters served: their rank counts
+        ordered.pop("finetune_method", None)
+        ordered.pop("lora_targets", None)
+    elif task != "finetune":
         ordered.pop("finetune_method", None)
         ordered.pop("lora_rank", None)
         ordered.pop("lora_targets", None)
+        ordered.pop("lora_slots", None)
     elif (ordered.get("lora_rank") or ordered.get("_adapter")) and not ordered.get("finetune_method"):
         ordered["finetune_method"] = ["lora"]
 

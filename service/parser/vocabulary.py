@@ -171,7 +171,13 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         data parallel degree
     """),
     ("lora_rank", "A", """
-        r, rank, lora r, lora rank, lora dim, adapter rank, lora rank of, rank of
+        r, rank, lora r, lora rank, lora dim, adapter rank, lora rank of, rank of, max lora rank
+    """),
+    ("lora_slots", "A", """
+        max loras, max lora, max loras of
+    """),
+    ("lora_slots", "B", """
+        adapters, lora adapters, loras, adapters at once, loras at once, adapters loaded
     """),
     ("tokens", "B", """
         tokens, token, toks, tok, training tokens, train tokens, tokens of data, tokens of text,

@@ -18,6 +18,7 @@ LABELS: dict[str, str] = {
     "virtual_stages": "virtual stages", "recompute": "recompute", "flash_attn": "FlashAttention",
     "chunked_loss": "chunked loss",
     "offload": "CPU offload", "lora_rank": "LoRA rank", "lora_targets": "LoRA on",
+    "lora_slots": "LoRA adapter slots",
     "quantization": "weights", "kv_cache_dtype": "KV cache", "batch": "sequences",
     "concurrent": "concurrent sequences", "gpu": "GPU", "gpu_count": "GPUs", "nodes": "nodes",
     "gpus_per_node": "GPUs per node", "tokens": "training tokens", "mfu": "MFU",

@@ -84,6 +84,8 @@ DOCS: dict[str, tuple[str, Any]] = {
     "offload": ("CPU offload. Default none.", "none"),
     "lora_rank": ("LoRA rank. Default 16 when fine-tuning with LoRA.", 16),
     "lora_targets": ("Linears LoRA adapts. Default all_linear.", "all_linear"),
+    "lora_slots": ("Serving: LoRA adapters held on the GPUs at once, each of rank lora_rank (vLLM "
+                   "--max-loras, --max-lora-rank). Default none.", 8),
     "quantization": ("Serving weights, or the QLoRA base. Default none (16-bit).", "awq"),
     "kv_cache_dtype": ("KV cache dtype when serving. Default auto (16-bit).", "fp8"),
     "batch": ("Sequences served together. Default 1.", 8),

@@ -76,6 +76,8 @@ SANITY: dict[str, SizeLimit] = {
                     "few hundred per layer; 4,096 is past them all"),
     "lora_rank": SizeLimit(1, 65_536, "a rank past the hidden size adds nothing, and no model's "
                            "hidden size reaches 65,536"),
+    "lora_slots": SizeLimit(1, 1024, "vLLM serves a handful to a few dozen adapters at once "
+                            "(--max-loras); 1,024 slots of rank 16 would outweigh a 70B model"),
     "tokens": SizeLimit(1.0, 1e16, "the largest published training runs use a few tens of "
                         "trillions of tokens; 1e16 is hundreds of times past them"),
     "params_b": SizeLimit(0.0001, 100_000.0, "the largest published models have about a "

@@ -22,6 +22,7 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "cp": (1, 1024),
     "ep": (1, 4096),
     "lora_rank": (1, 65_536),
+    "lora_slots": (1, 1024),
     "batch": (1, 1_000_000),
     "concurrent": (1, 1_000_000),
     "gpu_count": (1, 1_000_000),
@@ -78,6 +79,7 @@ class EstimateRequest:
     offload: str | None = None
     lora_rank: int | None = None
     lora_targets: str | None = None
+    lora_slots: int | None = None  # serving: LoRA adapters held at once (vLLM --max-loras)
     quantization: str | None = None
     kv_cache_dtype: str | None = None
     batch: int | None = None

@@ -83,7 +83,9 @@ class ResolvedJob:
 def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:
     task = req.task
     if task is None:
-        if req.lora_rank or req.finetune_method or req.objective not in (None, "sft"):
+        if req.lora_slots:
+            task, why = "infer", "LoRA adapters to serve (lora_slots)"
+        elif req.lora_rank or req.finetune_method or req.objective not in (None, "sft"):
             task, why = "finetune", "a LoRA rank, fine-tuning method or preference objective"
         elif req.quantization and req.quantization != "nf4":
             task, why = "infer", "a serving quantization was given"
@@ -260,6 +262,9 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
             notes.add(default("framework", framework, "a vLLM-style server: KV cache sized to "
                               "gpu_memory_utilization"))
         quant = _serving_weights(req, model, notes, gpu)
+        if req.lora_slots:
+            notes.add(stated("lora_slots", req.lora_slots))
+            notes.value("lora_rank", 16, "vLLM's default --max-lora-rank")
     else:
         check_recipe(precision, optimizer, framework, par.tp * par.pp * par.cp > 1)
         notes.value("framework", framework, FRAMEWORK_WHY.get(framework, ""))
@@ -298,6 +303,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         flash_attn=True if req.flash_attn is None else req.flash_attn,
         chunked_loss=bool(req.chunked_loss),
         offload=_offload(req, par), lora_rank=req.lora_rank or 16, lora_targets=lora_targets,
+        lora_slots=(req.lora_slots or 0) if task == "infer" else 0,
         quantization=quant, kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1,
         gpu=gpu, activation_model=act_model, overhead_model=overhead_model,
         cuda_context_bytes=req.cuda_context_bytes, allocator_reserve=req.allocator_reserve,

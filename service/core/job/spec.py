@@ -69,6 +69,7 @@ class Job:
     offload: Offload = "none"
     lora_rank: int = 16
     lora_targets: str = "all_linear"
+    lora_slots: int = 0  # serving: LoRA adapters held at once at lora_rank (vLLM --max-loras)
     quantization: str = "none"
     kv_cache_dtype: str = "auto"
     batch: int = 1  # serving: sequences decoded together

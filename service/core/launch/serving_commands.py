@@ -90,6 +90,21 @@ def _replicas(fit: ServingFit, flag: str, moe: bool) -> tuple[list[str], tuple[s
         f"{fit.replicas} independent servers behind a load balancer",)
 
 
+# vLLM's --max-lora-rank choices (EngineArgs, vllm 0.33)
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def _lora_flags(resolved: ResolvedJob, slots_flag: str,
+                ranks: tuple[int, ...] | None) -> list[str]:
+    """The adapter slots the memory was sized for; a rank the engine does not offer is rounded
+    up to the next it does (the buffers are allocated at that rank)."""
+    job = resolved.job
+    if not job.lora_slots:
+        return []
+    rank = next((r for r in ranks if r >= job.lora_rank), job.lora_rank) if ranks else job.lora_rank
+    return ["--enable-lora", slots_flag, str(job.lora_slots), "--max-lora-rank", str(rank)]
+
+
 def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
     formats = _formats(resolved, VLLM_QUANT, VLLM_KV)
     if formats is None:
@@ -114,6 +129,7 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
     running, running_note = _running(resolved, fit)
     options += ["--max-model-len", str(fit.context), "--max-num-seqs", str(running),
                 "--gpu-memory-utilization", f"{fit.memory_fraction:.2f}", *formats[0]]
+    options += _lora_flags(resolved, "--max-loras", VLLM_LORA_RANKS)
     if ref.remote_code:  # the model's own code from its repo (Moonshot's Kimi-K2 deploy guide)
         options.append("--trust-remote-code")
     notes = [*formats[1], *dp_note, *running_note, *model_note(ref)]
@@ -147,6 +163,7 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     options += ["--context-length", str(fit.context), "--max-running-requests",
                 str(running), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
                 *formats[0]]
+    options += _lora_flags(resolved, "--max-loras-per-batch", None)
     if ref.remote_code:
         options.append("--trust-remote-code")
     notes = [*formats[1], *dp_note, *running_note, *model_note(ref)]

@@ -25,6 +25,7 @@ from service.core.memory.serving import (
     serving_weights,
     weight_terms,
 )
+from service.core.model.adapter_params import lora_params
 from service.core.model.architecture import Architecture
 from service.core.model.linears import expert_weight_params
 from service.core.model.params import parameter_breakdown
@@ -148,8 +149,29 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget, ep: int = 1
                               workspace=forward_workspace_bytes(arch, chunk, job.batch, tp))
         fixed = component("overhead", "non_torch + cuda_graphs", "vLLM worker memory profiling",
                           non_torch=budget.non_torch_bytes, cuda_graphs=budget.cuda_graph_bytes)
-    return ServingShare((weights, kv, workspace, fixed), weights.bytes, workspace.bytes, per_seq,
-                        per_seq, workspace.bytes + fixed.bytes, budget.memory_fraction)
+    parts: tuple[Component, ...] = (weights, kv, workspace, fixed)
+    adapters = lora_slots(job, tp)
+    if adapters is not None:  # allocated up front, like the weights: no room for sequences
+        parts, fixed_bytes = (*parts, adapters), workspace.bytes + fixed.bytes + adapters.bytes
+    else:
+        fixed_bytes = workspace.bytes + fixed.bytes
+    return ServingShare(parts, weights.bytes, workspace.bytes, per_seq, per_seq, fixed_bytes,
+                        budget.memory_fraction)
+
+
+def lora_slots(job: Job, tp: int) -> Component | None:
+    """vLLM ``--enable-lora``: buffers for ``--max-loras`` adapters of ``--max-lora-rank`` on
+    every supported linear, allocated at start in the model's 16-bit dtype (``lora_dtype``
+    auto), whatever adapters are loaded; under TP each GPU holds its share (one side of each
+    adapter, rank x hidden, is not split: a lower bound there)."""
+    if not job.lora_slots:
+        return None
+    return component("weights", "slots * adapter_params * bytes / tp",
+                     "vLLM LoRA (lora/punica: stacked lora_a / lora_b buffers per slot)",
+                     f"{job.lora_slots} LoRA slots of rank {job.lora_rank}",
+                     slots=job.lora_slots,
+                     adapter_params=lora_params(job.arch, job.lora_rank, "all_linear"),
+                     bytes=2, tp=tp)
 
 
 def _hf_share(job: Job, weights: Component, tp: int, pp: int,

@@ -99,6 +99,10 @@ def _with_job(change: Callable[[ResolvedJob], Job], field_name: str) -> JobChang
     return apply
 
 
+def _only_zero(stage: int) -> SpaceChange:
+    return lambda s: replace(s, zero_stages=(stage,), zero_stated=False)
+
+
 def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
     """The knobs of the same GPUs, in the order they are tried."""
     job, pinned = resolved.job, resolved.pinned
@@ -113,11 +117,11 @@ def knob_steps(resolved: ResolvedJob) -> Iterator[Step]:
         yield Step("activation recompute", {"recompute": "full"},
                    "the forward runs again in the backward",
                    lambda s: replace(s, recomputes=recomputes(resolved)), carries=True)
-    stages = zero_stages(resolved)
-    if pinned("zero_stage") and job.parallel.zero_stage < max(stages):
-        yield Step(f"ZeRO-{max(stages)} / FSDP full sharding", {"zero_stage": max(stages)},
-                   "more communication per step",
-                   lambda s: replace(s, zero_stages=stages, zero_stated=False), carries=True)
+    if pinned("zero_stage"):  # each stage above the stated one, the least sharding first
+        for stage in (z for z in zero_stages(resolved) if z > job.parallel.zero_stage):
+            yield Step(f"ZeRO-{stage}" + (" / FSDP full sharding" if stage == 3 else ""),
+                       {"zero_stage": stage}, "more communication per step",
+                       _only_zero(stage), carries=True)
     runs = model_parallelism(resolved)
     if runs.tp or runs.pp or runs.cp:
         for knob, free in (
@@ -160,10 +164,12 @@ def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
     """Changes to the job itself (optimizer, method, loss kernel); each carries over, so the
     chunked loss is also tried on top of QLoRA."""
     job = resolved.job
-    # bitsandbytes optimizers run with data parallelism alone (choices.check_recipe)
-    model_parallel = job.parallel.tp * job.parallel.pp * job.parallel.cp > 1
+    # bitsandbytes optimizers run with data parallelism alone (choices.check_recipe), in the
+    # Trainer or DeepSpeed: Megatron-LM and FSDP2 build their own optimizers (stacks.py)
+    model_parallel = job.parallel.tp * job.parallel.pp * job.parallel.cp * job.parallel.ep > 1
+    own_optimizer = resolved.pinned("framework") and job.framework in ("megatron", "fsdp")
     if job.trains_all_weights and optimizer_name(job.optimizer).family == "adamw" \
-            and not model_parallel:
+            and not model_parallel and not own_optimizer:
         yield Step("8-bit AdamW (bitsandbytes)", {"optimizer": "adamw_8bit"},
                    "optimizer state in 8 bits: on par with 32-bit Adam in the bitsandbytes paper",
                    job=_with_job(lambda r: replace(r.job, optimizer="adamw_8bit"), "optimizer"),
