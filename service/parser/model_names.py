@@ -166,6 +166,9 @@ def find_models(scan: Scan) -> None:
     digits = [_DIGIT.search(w.group(0)) is not None for w in words]
     i = 0
     while i < len(words) and len(scan.findings) < MAX_MATCHES:
+        if digits[i] and _exact_alias(scan, words[i]):  # "intfloat/e5-mistral-7b-instruct"
+            i += 1
+            continue
         family = family_of(words[i].group(0), _sized(digits, i))
         if family is None or _LIKE.match(scan.view(), words[i].end()) \
                 or _LIKE_END.search(words[i].group(0)):
@@ -175,6 +178,20 @@ def find_models(scan: Scan) -> None:
         i += max(used, 1)
     read_bare_r1(scan)
     find_bare_sizes(scan)
+
+
+def _exact_alias(scan: Scan, word: re.Match[str]) -> bool:
+    """A whole repo-style name that is a preset's alias and starts with no family word (an
+    embedder built on Mistral 7B: "e5-mistral-7b-instruct")."""
+    name = word.group(0)
+    if "-" not in name or family_of(name.split("/")[-1].split("-")[0], True) is not None:
+        return False
+    preset = lookup_preset(name)
+    if preset is None:
+        return False
+    scan.add("model", preset.id, word.start(), word.end(),
+             f"'{safe_echo(scan.text[word.start():word.end()])}' read as {preset.id}")
+    return True
 
 
 def _mention(scan: Scan, words: list[re.Match[str]], i: int, family: str) -> int:

@@ -28,7 +28,9 @@ _DS_FILE = re.compile(r"\b(?:deepspeed|deepspeed_config|ds_config)[\"']?\s*[=:]?
 _MIXED = re.compile(r"\bmixed_precision\s*[=:]\s*[\"']?(?P<value>bf16|fp16|fp8|no)\b")
 _ADAPTER = re.compile(r"\badapter\s*[=:]\s*[\"']?(?P<value>q?lora)\b")
 _HF_MARKERS = re.compile(r"\b(?:trainingarguments|sftconfig|sfttrainer|per_device_train_batch_size"
-                         r"|gradient_accumulation_steps\s*=|optim\s*=|num_train_epochs)\b")
+                         r"|gradient_accumulation_steps\s*=|optim\s*=|num_train_epochs"
+                         # the Trainer named in prose: "with the HF Trainer", "Hugging Face Trainer"
+                         r"|(?:hf|hugging\s*face|transformers)\s+trainer)\b")
 _MEGATRON_MARKERS = re.compile(r"--(?:tensor-model-parallel-size|num-layers|micro-batch-size|"
                                r"global-batch-size"
                                r"|use-distributed-optimizer|seq-length)\b")
