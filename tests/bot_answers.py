@@ -20,7 +20,7 @@ SEVEN_B = {"params_b": 7.0, "seq_len": 4096, "zero_stage": 3, "gpu": "a100-40gb"
 QUESTIONS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "fits": ("7B, seq 4096, ZeRO-3, A100 40GB?", None),
     "does_not_fit": ("llama 3 70b on 2 a100 40gb with zero 3", None),
-    "no_gpu": ("llama 3 8b", None),
+    "no_gpu": ("train llama 3 8b", None),
     "serving": ("serve llama-3.1-70b at 16k context for 50 users on h100s", None),
     "compare": ("zero-2 or zero-3 for llama 3 70b on 16 h100s?", None),
     "time_cost": ("days to pretrain a 30B on 3T tokens with 1024 H200s", None),

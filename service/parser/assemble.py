@@ -73,9 +73,12 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
     ordered = ordered_values(scan, corrections=not cue.compare)
     notes: list[str] = []
-    task = rules.task(cue, ordered, prev)
-    if task == rules.DEFAULT_TASK and not (cue.train or cue.train_knob or prev.get("task")):
-        notes.append(rules.TASK_NOTE)
+    task = rules.task(cue, ordered, prev, scan.low)
+    if not (cue.task(None) or prev.get("task")):  # no task word: say how it was read
+        if task == "infer" and not cue.serve_setting and not ordered.get("quantization"):
+            notes.append(rules.TASK_NOTE)
+        elif task == "train" and not (cue.train or cue.train_knob):
+            notes.append(rules.TRAIN_TASK_NOTE)
     unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes) \
         + user_counts(ordered, scan, notes)
     rules.normalize(ordered, task, notes)
@@ -246,7 +249,11 @@ _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"|thermal(?:ly)?\s+throttl\w*"
     # a deployment's plumbing or the model's license: "CrashLoopBackOff", "address already in use"
     r"|crashloopbackoff|address\s+already\s+in\s+use|port\s+\d+\s+(?:is\s+)?(?:already\s+)?(?:in\s+use|taken)"
-    r"|licen[cs]es?|commercial\s+use)\b")
+    r"|licen[cs]es?|commercial\s+use"
+    # a hang, or which model is better at a task (quality, not memory)
+    r"|hangs?|hanging|deadlock\w*|(?:is\s+)?stuck\s+(?:at|on|loading)"
+    r"|better\s+(?:than\s+[\w.\-]+(?:\s+[\w.\-]+){0,3}\s+)?at\s+(?:coding|code|math|reasoning|writing"
+    r"|chat|tool\s+use|function\s+calling|multilingual|translation|summari[sz]ation))\b")
 # the fleet's operations with no model named: "the A100 pool is down for maintenance", "who owns
 # the mi300x reservation?"
 _ASKS_COUNT = re.compile(r"\bhow\s+many\b|\bdo\s+(?:we|i)\s+need\b")
@@ -256,7 +263,8 @@ _FLEET_OPS = re.compile(
     r"|driver\s+(?:update|upgrade)|firmware|rma|warranty|melted|(?:power\s+)?connector|psu"
     # a booking's paperwork: "the reservation closes Friday, submit your node counts"
     r"|reservations?\s+(?:\w+\s+){0,5}?(?:closes?|closing|deadline|opens?|window|form)"
-    r"|submit\s+your|sign[\s\-]?up\s+sheet)\b")
+    r"|submit\s+your|sign[\s\-]?up\s+sheet|who\s+(?:booked|reserved|took|is\s+using|has)\b"
+    r"|booked)\b")
 
 
 def _off_topic(cue: Cues, fields: dict[str, Any], low: str) -> bool:

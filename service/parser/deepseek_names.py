@@ -25,7 +25,9 @@ def read_bare_r1(scan: Scan) -> None:
 
 
 _DISTILL = re.compile(r"\b(?:deepseek[\s\-_]*)?r1[\s\-_]*distill(?:ed)?(?:[\s\-_]*(?P<fam>qwen|llama)"
-                      r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?)?\b")
+                      r"(?:[\s\-_]*(?P<size>\d+(?:\.\d+)?)\s?b)?"
+                      # the size alone names one distill: "r1 distill 32b" is the Qwen one
+                      r"|[\s\-_]*(?P<bare>\d+(?:\.\d+)?)\s?b)?\b")
 # the distills fitcheck has as presets (their own repos for the launch configs); the 1.5B and
 # 7B (on Qwen2.5-Math) are read as their bases' shapes
 _DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
@@ -38,10 +40,11 @@ _DISTILL_BASE = {("qwen", "1.5b"): "qwen2.5-1.5b", ("qwen", "7b"): "qwen2.5-7b",
 def read_distills(scan: Scan) -> None:
     """DeepSeek-R1-Distill-<base>-<size> keeps its base model's architecture."""
     for m in scan.finditer(_DISTILL):
-        base = _DISTILL_BASE.get((m.group("fam") or "", (m.group("size") or "") + "b"))
+        fam = m.group("fam") or next((f for f, size in _DISTILL_BASE if size == f"{m.group('bare')}b"), "")
+        base = _DISTILL_BASE.get((fam, (m.group("size") or m.group("bare") or "") + "b"))
         if base is not None:
             note = "" if base.startswith("deepseek-r1-distill") else \
-                f"R1-Distill-{m.group('fam').title()}-{m.group('size')}B has {base}'s architecture"
+                f"R1-Distill-{fam.title()}-{m.group('size') or m.group('bare')}B has {base}'s architecture"
             scan.add("model", base, m.start(), m.end(), note)
         else:
             scan.add("_unknown", Unknown("model", "deepseek r1 distill", tuple(_DISTILL_BASE.values())[1:4]),

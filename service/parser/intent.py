@@ -35,7 +35,8 @@ _SERVE_SETTING = re.compile(
     # a prompt's length: "how long can the prompt be", "prompt length", "6k-token prompts"
     r"|prompts?\s+(?:length|len|size)|how\s+long\s+(?:can|could|may)\s+(?:the|a|my|our)\s+prompts?)\b")
 _FINE_TUNED_MODEL = re.compile(r"\b(?:(?:our|my|the|a|an|your|their|this|that)\s+"
-                               r"(?:own\s+|custom\s+|new\s+)?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b(?=\s+(?:version\s+of\s+)?[a-z])")
+                               r"(?:own\s+|custom\s+|new\s+)?)?(?:q?lora[\s\-]?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b"
+                               r"(?=\s+(?:version\s+of\s+)?[a-z])")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 # "at 32k context" with no other task word: serving's word for the length (training says seq)
 _CONTEXT = re.compile(r"\b(?:context|ctx)\b")
@@ -80,7 +81,9 @@ _HELP_QUESTION = re.compile(
     r"|do\s+i\s+(?:have|need)\s+to\s+repeat|does\s+it\s+remember|how\s+do\s+follow[\s\-]?ups\s+work"
     r"|what\s+(?:do|would)\s+you\s+need\s+(?:from\s+me|to\s+know)|what\s+(?:info|information|details)"
     r"\s+do\s+you\s+need|first\s+time\s+using\s+(?:this|you|the\s+bot|fitcheck)"
-    r"|(?:which|what)\s+(?:models?|gpus?)\s+(?:do|can)\s+you\s+(?:know|support|cover|handle)"
+    r"|(?:which|what)\s+(?:models?|gpus?)(?:\s+(?:and|&|or)\s+(?:models?|gpus?))?\s+(?:do|can|does)\s+"
+    r"(?:you|it|fitcheck|the\s+bot)\s+(?:know|support|cover|handle)"
+    r"|what\s+(?:can|does)\s+(?:fitcheck|the\s+bot|this\s+bot)\s+(?:answer|do|know)"
     r"|what\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
     r"\s+(?:pass|give|set|use|send)|what\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
     r"\s+(?:do|can|does)\s+(?:you|it|fitcheck|the\s+bot)\s+(?:understand|read|take|accept|know|support)"
@@ -139,7 +142,9 @@ class Cues:
 # LoRA adapters being served, not trained: vLLM's --enable-lora / --max-loras, multi-LoRA
 SERVED_LORA = re.compile(r"--?enable[\-_]lora\b|\benable_lora\b|--?max[\-_]loras?\b|\bmax_loras\b"
                          r"|--?max[\-_]lora[\-_]rank\b|\bmulti[\s\-]?loras?\b|\bpunica\b|\blorax\b"
-                         r"|\bs-lora\b|\blora\s+(?:adapters?\s+)?(?:hot[\s\-]?swap\w*|serving)\b")
+                         r"|\bs-lora\b|\blora\s+(?:adapters?\s+)?(?:hot[\s\-]?swap\w*|serving)\b"
+                         r"|\bserv(?:e|es|ed|ing)\b[^.?!\n]{0,60}\b(?:lora\s+adapters|loras)\b"
+                         r"|\blora\s+adapters?\s+(?:loaded|at\s+once|served)\b")
 
 
 def cues(low: str) -> Cues:

@@ -23,9 +23,17 @@ from service.parser.intent import Cues
 from service.parser.types import Unknown, Variant
 
 DEFAULT_GPU = "h100-80gb"
-DEFAULT_TASK = "train"
+DEFAULT_TASK = "infer"  # "will X fit on Y?", "X on Y?", "how much vram for X": running it
 MAX_CONTEXT = 10_000_000
-TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
+TASK_NOTE = "read as serving (say `train` or `lora` otherwise)"
+TRAIN_TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
+# fields only a training job has: with one of them and no task word, the job trains
+_TRAINING_FIELDS = ("tp", "pp", "cp", "zero_stage", "micro_batch", "global_batch", "recompute",
+                    "optimizer", "offload", "tokens", "mfu", "_grad_accum", "_dp", "_epochs",
+                    "sequence_parallel", "virtual_stages", "arch")
+# ("max seq len" is also a server's limit: neither side's word)
+_SEQ_WORD = re.compile(
+    r"(?<!max\s)(?<!max_)(?<!max-)\b(?:seq(?:uence)?s?(?:[\s_\-]*len(?:gth)?)?|block_size)\b")
 NOTHING = "I couldn't find a question about a model or a GPU in that."
 OFF_TOPIC = ("That isn't a question I can answer: I size GPU memory and GPU counts for training, "
              "fine-tuning and serving models.")
@@ -38,8 +46,9 @@ _EXAMPLES = {
 }
 
 
-def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any]) -> str:
-    """The request's task: the message's words, else the thread's, else what the knobs imply."""
+def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any], low: str = "") -> str:
+    """The request's task: the message's words, else the thread's, else what the knobs imply
+    (training's own settings, or a 'seq' length), else serving."""
     prev = previous.get("task") if previous.get("task") in ("train", "finetune", "infer") else None
     found = cue.task(prev)
     if found is not None:
@@ -49,6 +58,8 @@ def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any]) -> 
     if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent", "_users")) or \
             any(d in ("int4", "int8") for d in ordered.get("_dtype", [])):
         return "infer"
+    if any(ordered.get(k) for k in _TRAINING_FIELDS) or (low and _SEQ_WORD.search(low)):
+        return "train"
     return DEFAULT_TASK
 
 
@@ -82,6 +93,10 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
     if ordered.pop("_ollama", None) and task == "infer" and not ordered.get("quantization"):
         ordered["quantization"] = ["gguf-q4_k_m"]  # what a model tag without a quant pulls
         notes.append("ollama's default tags are Q4_K_M GGUF files")
+    elif task == "infer" and ordered.get("framework") == ["llamacpp"] and not ordered.get("quantization") \
+            and not ordered.get("_dtype"):
+        ordered["quantization"] = ["gguf-q4_k_m"]
+        notes.append("llama.cpp runs GGUF files: read as the common Q4_K_M (name the quant otherwise)")
     stated_micro = list(ordered.get("micro_batch", []))
     for batch in ordered.pop("_batch", []):
         if task == "infer":
