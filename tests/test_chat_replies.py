@@ -258,3 +258,10 @@ def test_a_cap_below_the_card_is_the_budget_the_plan_keeps_under() -> None:
     assert _gb(reply, r"= \*([\d,.]+) GB\*") <= 40.0
     assert _gb(reply, r"of a ([\d,.]+) GB budget") == 40.0
     assert "read as a budget of 40 GB per GPU" in reply and "I did not use" not in reply
+
+
+def test_a_serving_comparison_of_gpus_is_won_on_memory_bandwidth() -> None:
+    """Decoding reads every weight and the KV cache per token: between an L40S and an A100 80GB
+    on the same count, the A100's 2.0 TB/s decodes faster, whatever the L40S's TFLOP/s."""
+    reply = ask("L40S vs A100 80GB for serving Qwen2.5-7B, 8k, 16 users").reply
+    assert "*A100 80GB SXM* decodes faster (2,039 GB/s of memory bandwidth per GPU)" in reply

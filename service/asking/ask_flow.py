@@ -156,7 +156,7 @@ class Asker:
                 error = None
             except Refused as exc:
                 answer, error = None, exc.sentence
-            sides.append(Side(variant.label, answer, error, _tflops(fields.get("gpu"))))
+            sides.append(Side(variant.label, answer, error, *_speeds(fields.get("gpu"))))
             variants.append(CompareSide(variant.label, variant.changes, answer, error))
         first = next((s.answer for s in sides if s.answer is not None), None)
         if first is None:
@@ -197,11 +197,12 @@ def _has_model(p: Parsed) -> bool:
     return any(k in p.merged for k in MODEL_FIELDS) or p.compare_field == "model"
 
 
-def _tflops(gpu: object) -> float:
+def _speeds(gpu: object) -> tuple[float, float]:
+    """(dense bf16 TFLOP/s, memory bandwidth GB/s) of a side's GPU; zeros without one."""
     if not isinstance(gpu, str):
-        return 0.0
+        return 0.0, 0.0
     try:
         found = find_gpu(gpu)
     except UnknownName:
-        return 0.0
-    return found.bf16_dense_tflops or found.fp16_dense_tflops
+        return 0.0, 0.0
+    return found.bf16_dense_tflops or found.fp16_dense_tflops, found.memory_bandwidth_gbps

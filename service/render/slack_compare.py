@@ -16,6 +16,7 @@ class Side:
     answer: Answer | None
     error: str | None
     tflops: float = 0.0  # the side's GPU's dense bf16 peak (0: no GPU)
+    bandwidth: float = 0.0  # the side's GPU's memory bandwidth, GB/s (0: no GPU)
 
     @property
     def fits(self) -> bool:
@@ -68,6 +69,11 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     if len(counts) > 1:
         best = min(ok, key=lambda s: (s.gpus, s.per_gpu))
         return f"Fewer GPUs needed: *{best.label}* ({best.gpus:,.0f})"
+    if field == "gpu" and all(s.answer is not None and s.answer.task == "infer" for s in ok):
+        # decoding reads every weight and the KV cache per token: memory bandwidth sets its pace
+        best = max(ok, key=lambda s: s.bandwidth)
+        return (f"Same GPU count; *{best.label}* decodes faster "
+                f"({best.bandwidth:,.0f} GB/s of memory bandwidth per GPU)")
     if field == "gpu":
         best = max(ok, key=lambda s: s.tflops)
         return (f"Same GPU count; *{best.label}* is faster "
