@@ -132,7 +132,14 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
         if room and plan.context:  # vLLM pages the cache: shorter sequences share these tokens
             parts.append(f"{human_count(room * plan.context)} tokens of KV cache in all "
                          "(more sequences when they are shorter)")
+    engine = answer.planner.stack if answer.planner is not None else ""
+    if engine in PREALLOCATING:  # what nvidia-smi shows is the budget, not the breakdown's total
+        parts.append(f"{PREALLOCATING[engine]} takes its whole budget at start (what nvidia-smi "
+                     "shows); the KV cache gets what the weights leave")
     return " · ".join(parts) if parts else None
+
+
+PREALLOCATING = {"vllm": "vLLM", "sglang": "SGLang"}  # engines that reserve the KV pool up front
 
 
 LAYOUT_FIELDS = frozenset({"zero_stage", "tp", "pp", "cp", "ep", "recompute", "micro_batch",
