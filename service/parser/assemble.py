@@ -124,7 +124,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             del fields["params_b"]
             notes.append(f"{prev['model']}'s family in that size: {sibling}")
     merged = merge(prev, fields, how_many)
-    if how_many and "gpu" not in merged and compare_field != "gpu":
+    # "how many", or how long/how much a run takes, with no GPU type: on the common one (a time on
+    # one GPU that cannot hold the job would say nothing)
+    if (how_many or (cue.time and merged.get("tokens"))) and "gpu" not in merged \
+            and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
         notes.append("no GPU type named: H100 80GB SXM")
     unknown = _unknown(ordered, merged, compare_field)
