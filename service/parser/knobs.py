@@ -120,8 +120,8 @@ RULES: tuple[Rule, ...] = (
     _r(r"\blion\b", "optimizer", "lion"),
     _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
     # recompute
-    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
-       rf"|\b(?:full\s+)?ac{_OFF}", "recompute", "none"),
+    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
+       rf"|\b(?:full\s+)?(?:ac|gc){_OFF}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
        r"\s*[=:]\s*(?:false|0)\b"
        r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?none\b",  # torchtitan's toml
@@ -137,7 +137,10 @@ RULES: tuple[Rule, ...] = (
        r"|(?<=\bor\s)selective\b(?!\s+\w+\s+(?:of|for))|(?<=\bvs\s)selective\b",  # "full ckpt or selective"
        "recompute", "selective"),
     _r(rf"\bfull\s+{_CKPT}|\b{_CKPT}|recompute[\-_]granularity[\s=:\"']+full"
-       r"|\bfull\s+ac\b|\bac\s*[=:]\s*[\"']?full\b",  # torchtitan's "full AC"
+       r"|\bfull\s+ac\b|\bac\s*[=:]\s*[\"']?full\b"  # torchtitan's "full AC"
+       # "gc on", "AC on", "with gc", ", gc": gradient / activation checkpointing said short
+       r"|\b(?:gc|ac)\s*(?:on|enabled|[=:]\s*(?:true|1|on))\b"
+       r"|(?:\bwith\s+|[,;+]\s*)gc\b(?!\s*(?:off|disabled|[=:]))",
        "recompute", "full", "gradient checkpointing = full recompute (layer inputs kept)"),
     # FlashAttention
     _r(rf"\b{_NO}{_FLASH}|\b{_FLASH}\s*(?:off|disabled|[=:]\s*false)\b|\beager\s+attention\b"
@@ -238,7 +241,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
-    "recompute": ("ckpt", "checkpoint", "recomp", "selective", "ac"),  # fsdp_activation_checkpointing too
+    # fsdp_activation_checkpointing too
+    "recompute": ("ckpt", "checkpoint", "recomp", "selective", "ac", "gc"),
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
     "concurrent": ("me", "user", "personal", "just", "only"),
@@ -299,7 +303,10 @@ def find_knobs(scan: Scan) -> None:
 _TARGETS = re.compile(r"target_modules\s*[=:]\s*(?P<list>\[[^\]\n]{0,300}\]|[\"'][^\"'\n]{0,80}[\"'])")
 # a list of attention projections: "q,k,v,o", "q_proj/v_proj", "qkv", "qkvo"
 _PROJS = r"(?:[qkvo](?:_proj)?(?:(?:\s*[,/&+]\s*|\s+)(?:and\s+)?[qkvo](?:_proj)?){1,3}|qkvo?)"
-_ATTN_ONLY = re.compile(r"\b(?:attention(?:[\s\-](?:projections?|layers?|modules?|weights))?[\s\-]only"
+_ATTN_ONLY = re.compile(r"\b(?:(?:attention|attn)(?:[\s\-](?:projections?|layers?|modules?|weights))?"
+                        r"[\s\-]only"
+                        # "rank 16 on q_proj,v_proj", "lora on q,v"
+                        rf"|(?:on|to|targets?)\s+(?:the\s+)?{_PROJS}(?:_proj)?\b(?!\s*(?:and|,)\s*(?:mlp|gate|up|down))"
                         r"|only\s+(?:on\s+)?(?:the\s+)?attention|"
                         rf"{_PROJS}(?:[\s_]*proj\w*)?\s+only"
                         rf"|only\s+(?:on\s+)?(?:the\s+)?{_PROJS}|on\s+q_proj\s+and\s+v_proj)\b")

@@ -20,7 +20,8 @@ _CONFIG = re.compile(r"(?<![\w/])(?P<family>llama3_3|llama3_2|llama3_1|llama3|ll
 _BUILDER = re.compile(r"(?:\btorchtune\.models\.\w+\.|(?<![\w./\-]))(?P<method>q?lora_)?"
                       r"(?P<family>llama3_3|llama3_2|llama3_1"
                       r"|llama3|llama2|code_llama2|qwen2_5|qwen3|qwen2|gemma2|gemma|mistral|phi3|phi4)"
-                      r"_(?P<size>\d+(?:p\d+)?b|mini)\b")
+                      # "llama3_1 8B" (a versioned folder name, then a space) too
+                      r"(?:_|(?<=\d_\d)\s+)(?P<size>\d+(?:p\d+)?b|mini)\b")
 # a pasted torchtune config: ``dtype: bf16`` trains in bf16 alone (no fp32 master weights), and
 # LoRA on attention plus ``apply_lora_to_mlp: True`` covers every linear layer
 _TORCHTUNE_BF16 = re.compile(r"(?:^|[,;{]|\s)\s*dtype\s*[:=]\s*bf16\b", re.M)  # "dtype=bf16" on `tune run`

@@ -88,7 +88,7 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         per device batch size, per device train batch size, per gpu batch, per gpu batch size,
         train micro batch size per gpu, batch size per gpu, batch size per device, batch per gpu,
         batch per device, micro batch size per gpu, microbatch, microbatch size, micro batches,
-        per device train bs, mb size, micro batch per gpu, mb
+        per device train bs, mb size, micro batch per gpu, mb, micro
     """),
     ("_per_gpu", "B", """
         per gpu, per device, samples per gpu, sequences per gpu, per card, seqs per gpu, per rank
