@@ -8,7 +8,9 @@ import pytest
 from engine_support import plan_of
 
 from service.answers import compute_answer
+from service.core.errors import InvalidInput
 from service.core.job.request import EstimateRequest
+from service.core.job.resolve import resolve
 from service.core.planning.plan_types import Plan
 from service.core.planning.stacks import STACKS, torchtitan_models
 
@@ -82,3 +84,22 @@ def test_expert_parallel_layouts_go_to_stacks_that_run_them(model: str) -> None:
     assert "accelerate" not in answer.launch and "deepspeed" not in answer.launch
     text = answer.launch["megatron" if stack == "megatron" else "torchtitan"].text
     assert "--expert-model-parallel-size 8" in text or "expert_parallel_degree = 8" in text
+
+
+def test_cpu_offload_runs_inside_a_zero_stage() -> None:
+    """DeepSpeed builds its CPU Adam only for ZeRO's partitions ("stage": 0 with offload_optimizer
+    fails at the first step): offload with no stage said runs ZeRO-2 (ZeRO-Offload), parameter
+    offload ZeRO-3, a stated stage 0 is refused by name, and the planner's offload fix on one
+    GPU, opened as its own estimate, is ZeRO-2 too."""
+    offload = resolve(EstimateRequest(model="llama-3.1-8b", offload="optimizer", gpu="a100-80gb"))
+    assert offload.job.parallel.zero_stage == 2
+    both = resolve(EstimateRequest(model="llama-3.1-8b", offload="optimizer_and_params"))
+    assert both.job.parallel.zero_stage == 3
+    with pytest.raises(InvalidInput) as err:
+        resolve(EstimateRequest(model="llama-3.1-8b", offload="optimizer", zero_stage=0))
+    assert err.value.field == "offload"
+    ask = EstimateRequest(model="llama-3.1-8b", task="finetune", gpu="a100-80gb", gpu_count=1)
+    fix = plan_of(ask).fix
+    assert fix is not None and fix.changes.get("offload") == "optimizer"
+    opened = resolve(EstimateRequest.from_dict({**ask.stated(), **fix.changes}))
+    assert opened.job.parallel.zero_stage >= 1

@@ -24,6 +24,9 @@ def _gpu_count(req: EstimateRequest, per_node: int, model_split: int) -> int:
     return model_split
 
 
+OFFLOAD_STAGE = {"optimizer": 2, "optimizer_and_params": 3}
+
+
 def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedModel,
                 notes: Notes) -> Parallelism:
     arch = model.arch
@@ -82,8 +85,16 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
                           "(--use-distributed-optimizer), as its example scripts and NeMo's "
                           "recipes run it; say 'zero 0' for plain DDP",
                           "Megatron-LM examples/llama, examples/gpt3; NeMo llm recipes"))
+    elif task != "infer" and req.zero_stage is None and req.offload in OFFLOAD_STAGE:
+        zero = OFFLOAD_STAGE[req.offload]  # DeepSpeed offloads from a ZeRO stage, never stage 0
+        notes.add(default("zero_stage", zero, "CPU offload runs inside ZeRO: ZeRO-Offload on "
+                          "stage 2, parameter offload on stage 3 (DeepSpeed rejects stage 0)",
+                          "DeepSpeed ZeRO-Offload tutorial; runtime/zero/config.py"))
     elif task != "infer":
         notes.value("zero_stage", 0, "plain data parallelism unless a ZeRO/FSDP stage is named")
+    if task != "infer" and zero == 0 and req.offload == "optimizer":
+        raise InvalidInput("offload", "offloading the optimizer needs a ZeRO stage (1-3): DeepSpeed "
+                           "builds its CPU Adam only for ZeRO's partitions", "zero_stage 1, 2 or 3")
     sequence_parallel = bool(req.sequence_parallel)
     if req.sequence_parallel is None and tp > 1 and task != "infer":
         sequence_parallel = True

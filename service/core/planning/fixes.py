@@ -2,16 +2,17 @@
 tries them, each with what it costs.
 
 1. knobs on the same GPUs: micro-batch 1 with accumulation (the global batch stays), recompute,
-   a higher ZeRO/FSDP stage, model parallelism the stack runs, optimizer offload, parameter
-   offload, an 8-bit optimizer, LoRA on a 4-bit base (QLoRA), a chunked loss where the logits
-   dominate, the frozen base offloaded to CPU for adapters (FSDP-QLoRA);
+   a higher ZeRO/FSDP stage, model parallelism the stack runs, an 8-bit optimizer, LoRA on a
+   4-bit base (QLoRA), a chunked loss where the logits dominate, the frozen base offloaded to CPU
+   for adapters (FSDP-QLoRA), optimizer offload, parameter offload;
 2. more GPUs of the same type (whole nodes): first with the job changes above (QLoRA, 8-bit
    AdamW, a chunked loss) when they take fewer GPUs, then as the job is;
 3. other GPU types the team has (``fleet``), cheapest per hour first.
 The knobs that cost neither quality nor much speed (micro-batch, recompute, ZeRO stage, model
 parallelism) carry over: a later step that does not fit alone is tried on top of them, the way
-an engineer keeps micro-batch 1 when adding QLoRA. The first change that fits is the fix; the
-answer names it and the next best two.
+an engineer keeps micro-batch 1 when adding QLoRA. CPU offload, the slowest knob (x1.5-4 a step),
+is tried after the job changes that cost little (an 8-bit optimizer, QLoRA, a chunked loss). The
+first change that fits is the fix; the answer names it and the next best two.
 """
 
 from __future__ import annotations
@@ -197,6 +198,11 @@ def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
 
 
 def _fix(steps: list[Step], found: Candidate, trials: _Trials) -> Fix:
+    # a carried knob the layout found did not take is not part of the fix ("+ activation
+    # recompute" beside a layout that recomputes nothing)
+    lay = found.layout
+    steps = [s for s in steps if not (s.changes.get("recompute") and lay.recompute == "none")
+             and not ("micro_batch" in s.changes and lay.micro_batch != s.changes["micro_batch"])]
     what = " + ".join(s.what for s in steps)
     changes: dict[str, str | int | float | bool] = {}
     for step in steps:
@@ -233,7 +239,12 @@ def fixes_for(resolved: ResolvedJob, gpu: Gpu, count: int, min_gpus: int | None,
     trials = _Trials(resolved, gpu, count)
     fixes: list[Fix] = []
     carried: list[Step] = []
-    for step in [*knob_steps(resolved), *job_steps(resolved, chunking)]:
+    knobs = list(knob_steps(resolved))
+    # CPU offload (x1.5-4 a step) after the job changes that cost little or nothing: an 8-bit
+    # optimizer, QLoRA, a chunked loss
+    cheap_knobs = [s for s in knobs if "offload" not in s.changes]
+    offloads = [s for s in knobs if "offload" in s.changes]
+    for step in [*cheap_knobs, *job_steps(resolved, chunking), *offloads]:
         hit = _first_fit(step, carried, trials)
         if hit is not None:
             fixes.append(_fix(*hit, trials))

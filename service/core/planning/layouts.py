@@ -207,6 +207,8 @@ def zero_options(space: SearchSpace, s: Structure) -> tuple[int, ...]:
 
 def make_layout(space: SearchSpace, s: Structure, zero: int, recompute: str, mb: int,
                 offload: str) -> Layout:
+    if offload != "none" and zero == 0:
+        zero = 2  # DeepSpeed offloads from ZeRO's partitions: ZeRO-Offload runs stage 2, even on one GPU
     accum, global_batch = accumulation(space, s.dp, s.pp, mb)
     gpus = s.dp * s.tp * s.pp * s.cp
     sp = space.sequence_parallel if space.sequence_parallel is not None else s.tp > 1
