@@ -40,7 +40,7 @@ def ordered_values(scan: Scan, corrections: bool = True) -> dict[str, list[Any]]
     marks = [m.start() for m in _SUPERSEDES.finditer(scan.low)] if corrections else []
     findings = sorted(scan.findings, key=lambda f: f.start)
     for i, f in enumerate(findings):
-        if f.end > f.start and scan.stale(f.start):
+        if f.end > f.start and scan.stale(f.start, f.end if f.field in ("model", "params_b") else None):
             continue
         if marks and f.end > f.start and _replaced(f, findings[i + 1:], marks):
             continue
@@ -163,6 +163,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         clarify = _also(clarify, said)
     maximize = asked(scan.low, fields) if compare_field is None else None
     deadline = ordered.get("_deadline_hours", [None])[0]
+    if ordered.get("_rl"):  # PPO's reward model is one the scope line says is not counted
+        notes = [n for n in notes if not n.startswith("reward model sized")]
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,

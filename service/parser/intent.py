@@ -36,7 +36,8 @@ _SERVE_SETTING = re.compile(
     r"|prompts?\s+(?:length|len|size)|how\s+long\s+(?:can|could|may)\s+(?:the|a|my|our)\s+prompts?)\b")
 _FINE_TUNED_MODEL = re.compile(r"\b(?:(?:our|my|the|a|an|your|their|this|that)\s+"
                                r"(?:own\s+|custom\s+|new\s+)?)?(?:q?lora[\s\-]?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b"
-                               r"(?=\s+(?:version\s+of\s+)?[a-z])")
+                               # not the verb: "sft a chatbot from mistral"
+                               r"(?=\s+(?:version\s+of\s+)?[a-z])(?!\s+(?:a|an|the|our|my|it|this|that)\b)")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 # "at 32k context" with no other task word: serving's word for the length (training says seq)
 _CONTEXT = re.compile(r"\b(?:context|ctx)\b")

@@ -82,6 +82,10 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:grpo|ppo|rloo|rlhf|reinforce\+\+)(?:[_\-]?(?:trainer|config))?\b", "_rl", True,
        "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
        "critic models are not counted"),
+    # a reward model (TRL RewardTrainer): a score head, not an LM head
+    _r(r"\breward[\s\-_]*model(?:l?ing)?\b|\brewardtrainer\b|\breward[\s\-_]*trainer\b", "_reward", True,
+       "reward model sized as fine-tuning with its LM head and vocab logits (its score head has "
+       "neither): an upper bound; chosen and rejected completions are not doubled"),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
     _r(r"\b(?:use_)?fsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
@@ -236,7 +240,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
-    "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"),
+    "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"), "_reward": ("reward",),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),

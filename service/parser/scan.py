@@ -14,6 +14,7 @@ from service.parser.tokens import CLAIMED
 from service.parser.types import Finding
 
 _STALE = re.compile(r"(?:instead\s+of|rather\s+than|\bnot|no\s+longer|\bfrom)\s*(?:the\s+|a\s+|an\s+)?$")
+_TO = re.compile(r"\s*(?:,\s*)?to\b")
 MAX_MATCHES = 8  # per pattern: no question names more; long pastes stay fast
 NEAR = 80  # characters around a trigger word that a pattern containing it can span
 
@@ -104,9 +105,16 @@ class Scan:
             end -= 1
         return all(chars[i] == low[i] for i in range(start, end))
 
-    def stale(self, start: int) -> bool:
-        """True when the words before ``start`` retire what follows ("instead of 16", "from 8")."""
-        return _STALE.search(self.low[max(0, start - 16):start]) is not None
+    def stale(self, start: int, end: int | None = None) -> bool:
+        """True when the words before ``start`` retire what follows ("instead of 16", "from 8");
+        with ``end`` (a model's span), "from X" retires X only before a "to" ("switching from
+        llama to qwen"): else X is the base a job starts from ("a reward model from llama")."""
+        found = _STALE.search(self.low[max(0, start - 16):start])
+        if found is None:
+            return False
+        if end is not None and found.group(0).lstrip().startswith("from"):
+            return _TO.match(self.low, end) is not None
+        return True
 
     def values(self, field: str) -> list[object]:
         return [f.value for f in self.findings if f.field == field]

@@ -144,6 +144,12 @@ def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: Notes) -
 
 def _precision(req: EstimateRequest, task: str, gpu: Gpu | None, notes: Notes) -> str:
     if req.precision is not None:
+        if task != "infer" and req.precision.startswith("bf16") and gpu is not None \
+                and gpu.bf16_dense_tflops is None:  # torch.cuda.is_bf16_supported() is False
+            notes.add(derived("precision", "fp16_mixed", f"bf16 was asked, but the {gpu.name} has "
+                              "no bf16 (transformers refuses bf16=True there): sized in fp16 "
+                              "mixed precision"))
+            return "fp16_mixed"
         notes.add(stated("precision", req.precision))
         return req.precision
     if task == "infer":
