@@ -257,6 +257,8 @@ _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"|licen[cs]es?|commercial\s+use"
     # a hang, or which model is better at a task (quality, not memory)
     r"|hangs?|hanging|deadlock\w*|(?:is\s+)?stuck\s+(?:at|on|loading)"
+    # latency tuning: "TTFT jumped after enabling chunked prefill, any tuning tips?"
+    r"|ttft|tpot|tuning\s+tips"
     r"|better\s+(?:than\s+[\w.\-]+(?:\s+[\w.\-]+){0,3}\s+)?at\s+(?:coding|code|math|reasoning|writing"
     r"|chat|tool\s+use|function\s+calling|multilingual|translation|summari[sz]ation))\b")
 # the fleet's operations with no model named: "the A100 pool is down for maintenance", "who owns
@@ -268,7 +270,8 @@ _FLEET_OPS = re.compile(
     r"|driver\s+(?:update|upgrade)|firmware|rma|warranty|melted|(?:power\s+)?connector|psu"
     # a booking's paperwork: "the reservation closes Friday, submit your node counts"
     r"|reservations?\s+(?:\w+\s+){0,5}?(?:closes?|closing|deadline|opens?|window|form)"
-    r"|submit\s+your|sign[\s\-]?up\s+sheet|who\s+(?:booked|reserved|took|is\s+using|has)\b"
+    r"|submit\s+your|sign[\s\-]?up\s+sheet|who\s+(?:booked|reserved|took|is\s+using|has|broke)\b"
+    r"|pods?\s+(?:are\s+|is\s+)?(?:pending|evicted|crash\w*)"
     r"|booked)\b")
 
 

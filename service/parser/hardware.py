@@ -101,7 +101,9 @@ def find_hardware(scan: Scan) -> None:
 _ON_ONE = re.compile(
     r"\b(?:on|with)\s+(?:just\s+|only\s+)?(?:one|a\s+single)(?:\s+(?:of\s+(?:them|those|these)|gpu|card))?"
     r"\s*(?:\?|$|[,.;!])"
-    r"|\b(?:is|would)\s+(?:just\s+)?one\s+(?:be\s+)?(?:enough|sufficient)\b")
+    r"|\b(?:is|would)\s+(?:just\s+)?one\s+(?:be\s+)?(?:enough|sufficient)\b"
+    # "MI300X: can a single one serve it?" (not "can one serve", a person)
+    r"|\b(?:can|could|will|would)\s+(?:a\s+single|just\s+one)(?:\s+one)?\s+(?:serve|run|hold|fit|handle)\b")
 # a memory beside a GPU name, not the host's or a share of it ("24gb of system ram", "for kv")
 _MEMORY_WRITTEN = re.compile(r"(?<![\w.])(\d{1,3})\s?(?:gb|gib|g)\b(?!\s*(?:of\s+)?(?:system|host|cpu|"
                              r"ram|dram|memory\s+for|for|kv|left|free|spare)\b)")

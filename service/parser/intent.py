@@ -42,7 +42,7 @@ _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
 # "at 32k context" with no other task word: serving's word for the length (training says seq)
 _CONTEXT = re.compile(r"\b(?:context|ctx)\b")
 # what the message asks about memory: "2 weeks ... how much headroom?" is not a time question
-_MEMORY_ASK = re.compile(r"\b(?:headroom|fits?|vram|memory|mem|oom|room)\b")
+_MEMORY_ASK = re.compile(r"\b(?:headroom|fits?|vram|(?<!illegal\s)memory|mem|oom|room)\b")
 _TRAIN = re.compile(r"\b(?:train(?:ing|ed|s)?|pre[\s\-]?train\w*|from\s+scratch)\b")
 _TRAIN_KNOB = re.compile(
     r"\b(?:zero[\s\-_]*[0-3]|z[0-3]|fsdp\w*|ddp|deepspeed|megatron|optimi[sz]er|adamw?\w*|backprop\w*|"

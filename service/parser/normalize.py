@@ -54,6 +54,13 @@ _GPU_MOVE = re.compile(
 _INSTEAD_OF = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:an?\s+|the\s+|plain\s+|regular\s+)?"
     r"[\w.\-/]+(?:\s+(?:\d{1,3}\s?gb|adam\w*|gpus?|cards?|optimi[sz]er|weights|precision))?", re.I)
+# "16k H100s": a cluster's GPUs in thousands, binary as clusters are built (Llama 3's "16K
+# H100s" were 16,384)
+_THOUSANDS_OF_GPUS = re.compile(
+    r"(?<![\w.])(\d{1,3})\s?k\s+(?=(?:nvidia\s+)?(?:[ahlb]\d{2,3}|mi\d{3}x?|gb\d{3}|gpus?)s?\b)", re.I)
+# "just me + 2 teammates at once": those people and the one asking
+_ME_AND = re.compile(r"\b(?:just\s+)?me\s*(?:\+|and|&)\s*(\d)\s+(?:teammates?|colleagues?|coworkers?|others?"
+                     r"|people|friends?|users?)\b", re.I)
 # "4M tokens/step" is a batch in tokens
 _TOKENS_PER = re.compile(r"\b(tokens?|toks?)\s*/\s*(step|batch|iter(?:ation)?|update)s?\b", re.I)
 # "100B multilingual tokens": a word between a billions/trillions amount and "tokens"
@@ -209,6 +216,8 @@ def _numbers_as_written(text: str) -> str:
     text = _N_GPU_NODES.sub(r"\2 of \1 gpus per node", text)
     text = _FOUR_BIT_NAMED.sub(r"\1", text)
     text = _TOKENS_PER.sub(r"\1 per \2", text)
+    text = _THOUSANDS_OF_GPUS.sub(lambda m: f"{int(m[1]) * 1024} ", text)
+    text = _ME_AND.sub(lambda m: f"{int(m[1]) + 1} users", text)
     text = _INSTEAD_OF.sub(" ", text)
     text = _GPU_MOVE.sub(r"\1to ", text)
     text = _QUALIFIED_TOKENS.sub(r"\1 tokens of \2", text)

@@ -62,7 +62,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         simultaneously, at the same time, users at a time, users at once, at peak,
         query doc pairs at a time, query doc pairs, pairs at a time, pairs at once,
         queries at a time, queries at once, concurrent queries, queries in parallel,
-        docs at a time, documents at a time
+        docs at a time, documents at a time, in flight, images in flight, requests in flight,
+        images at a time, images in flight at a time
     """),
     ("_users_total", "B", """
         daily users, daily active users, dau, daus, monthly users, monthly active users, mau, maus,
