@@ -54,8 +54,11 @@ def test_gpu_without_count_gives_the_planners_fewest(api: TestClient) -> None:
 def test_gpu_with_count_answers_for_that_count(api: TestClient) -> None:
     body = api.post("/v1/estimate", json={**TRAIN, "gpu_count": 8, "tokens": 1e12}).json()
     assert body["plan"]["gpus"] == 8
-    assert body["fits"] is False  # as stated: ZeRO-3, no recompute, 32 GB of activations
-    assert body["planner"]["fits"] is True  # the planner's layout on 8 GPUs fits
+    # as stated (ZeRO-3, no recompute, 32 GB of activations) it does not fit; the planner's
+    # layout on the 8 GPUs does, and the top level is the verdict's (review 19)
+    assert body["as_stated"]["fits"] is False
+    assert body["planner"]["fits"] is True and body["fits"] is True
+    assert body["per_gpu_bytes"]["total"] == body["planner"]["layout"]["per_gpu_bytes"]["total"]
     assert body["min_gpus"] == 8
     assert body["planner"]["mode"] == "given" and body["planner"]["layout"]["plan"]["gpus"] == 8
     assert body["compute"]["gpu_hours"] > 0

@@ -161,8 +161,11 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     planned = plan is not None and plan.estimate is not None and (
         plan.mode == "fewest"
         # given GPUs and no layout stated: the request's own layout is fitcheck's defaults,
-        # so the top level is the planner's layout there, as the verdict is
-        or (plan.mode == "given" and job.task != "infer" and not resolved.layout_stated))
+        # so the top level is the planner's layout there, as the verdict is; and where the
+        # stated layout does not fit and the planner's on the same GPUs does, the verdict is
+        # the planner's, and so is the top level (a tool reading ``fits`` reads the verdict)
+        or (plan.mode == "given" and job.task != "infer"
+            and (not resolved.layout_stated or (not est.fits and plan.fits))))
     if planned and plan is not None and plan.estimate is not None:
         shown, fits = plan.estimate, plan.fits
         layout = plan_layout(plan) or stated_layout
