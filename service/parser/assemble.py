@@ -126,8 +126,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     merged = merge(prev, fields, how_many)
     # "how many", or how long/how much a run takes, with no GPU type: on the common one (a time on
     # one GPU that cannot hold the job would say nothing)
-    if (how_many or (cue.time and merged.get("tokens"))) and "gpu" not in merged \
-            and compare_field != "gpu":
+    # (and "what GPU do I need to pretrain on 300B tokens": the cheapest per hour would ignore
+    # the tokens, which decide the bill)
+    if (how_many or ((cue.time or _WHICH_GPU.search(scan.low)) and merged.get("tokens"))) \
+            and "gpu" not in merged and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
         notes.append("no GPU type named: H100 80GB SXM")
     unknown = _unknown(ordered, merged, compare_field)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer
+from service.core.report.headline import FIX_BELOW
 from service.core.units import gb
 from service.render.slack_reply import assumptions_lines, safe, short_gpu
 
@@ -50,8 +51,8 @@ def _line(side: Side) -> str:
     time = f"; {comp.days:,.1f} days, {comp.gpu_hours:,.0f} GPU-hours" if comp is not None else ""
     if answer.planner is None:
         return f"• *{side.label}*: {gb(answer.per_gpu_bytes.total)} per GPU{time}"
-    return (f"• *{side.label}*: {short_gpu(answer.planner.verdict)} ({gb(side.per_gpu)} per GPU"
-            f"{time})")
+    verdict = short_gpu(answer.planner.verdict).replace(FIX_BELOW, "; a change on these GPUs fits")
+    return f"• *{side.label}*: {verdict} ({gb(side.per_gpu)} per GPU{time})"
 
 
 def winner(field: str | None, sides: list[Side]) -> str | None:

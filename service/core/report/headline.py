@@ -82,8 +82,11 @@ def plan_verdict(plan: Plan) -> str:
         same_gpus = plan.fix is not None and plan.fix.kind == "knob" and plan.fix.gpus == plan.gpus
         # a change on the same GPUs makes it fit (micro-batch 1, QLoRA...): not a dead end
         return (f"Does not fit on {gpus_phrase(plan.gpus, name, plan.gpus_per_node)}{short}"
-                + ("; it fits there with the fix below" if same_gpus else ""))
+                + (FIX_BELOW if same_gpus else ""))
     return f"Does not fit on any number of {name} GPUs"
+
+
+FIX_BELOW = "; it fits there with the fix below"  # a comparison, which shows no fixes, drops it
 
 
 def answer_verdict(est: Estimate, plan: Plan | None, stated_fits: bool) -> str:
