@@ -25,15 +25,13 @@ _SHARED_NOUN = re.compile(
 
 
 # "is 2x A6000 enough or do I need 4?": two counts of one GPU
+_OR_NEED = r"or\s+(?:do|would|will|should)\s+(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b"
 _ENOUGH_OR_MORE = re.compile(
     r"\b(\d{1,4})\s*x?\s*([a-z][\w\-]{1,20}?(?:\s+\d{2,3}\s*gb)?)(s?)\s+(?:(?:is|are|be)\s+)?enough\s*,?\s*"
-    r"or\s+(?:do|would|will|should)\s+(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b(?!\s*(?:gb|k|b|bits?)\b)",
-    re.I)
-
+    + _OR_NEED + r"(?!\s*(?:gb|k|b|bits?)\b)", re.I)
 # "on h100s, is 4 enough or do I need 8?": the same with the GPU named before
-_COUNT_ENOUGH_OR_MORE = re.compile(
-    r"\b(?:is|are|would)\s+(\d{1,4})\s*x?\s+(?:be\s+)?enough\s*,?\s*or\s+(?:do|would|will|should)\s+"
-    r"(?:i|we|you)\s+need\s+(\d{1,4})(?:\s*x)?\b(?!\s*(?:gb|k|b|bits?|nodes?)\b)", re.I)
+_COUNT_ENOUGH_OR_MORE = re.compile(r"\b(?:is|are|would)\s+(\d{1,4})\s*x?\s+(?:be\s+)?enough\s*,?\s*"
+                                   + _OR_NEED + r"(?!\s*(?:gb|k|b|bits?|nodes?)\b)", re.I)
 
 
 # "A100 40GB vs 80GB": the second memory is the same GPU's other variant
