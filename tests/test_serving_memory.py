@@ -373,3 +373,12 @@ def test_served_lora_adapters_take_their_slots_up_front() -> None:
     assert served.details["max_concurrent_sequences"] < plain.details["max_concurrent_sequences"]
     argv = compute_answer(replace(ask, lora_slots=8, lora_rank=64)).answer.launch["vllm"].argv
     assert argv[argv.index("--max-loras") + 1] == "8" and "--enable-lora" in argv
+
+
+def test_more_gpus_with_4_bit_weights_comes_before_more_gpus_in_16_bit() -> None:
+    """Llama 3.1 70B on one 4090 (review 17): 8 cards in bf16, but 2 with AWQ int4, which is
+    what anyone with 4090s would do; offered first, with the format and its count."""
+    plan = plan_of(EstimateRequest(model="llama-3.1-70b", task="infer", gpu="rtx4090-24gb",
+                                   gpu_count=1))
+    assert plan.fix is not None and plan.fix.changes == {"quantization": "awq", "gpu_count": 2}
+    assert plan.min_gpus is not None and plan.min_gpus > 2

@@ -117,11 +117,30 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
                               {"seq_len": context}))
         break
     if min_gpus is not None:
+        fixes += _fewer_quantized(job, gpu, steps, min_gpus, fewest)
         fixes.append(Fix(f"{min_gpus}x {gpu.name} instead of {fit.gpus}", min_gpus, gpu.id, None,
                          hourly_price(gpu, min_gpus), "more_gpus", {"gpu_count": min_gpus}))
     if len(fixes) < SHOWN_FIXES:  # other GPU types only when the answer has room for them
         fixes += _other_gpus(job, gpu, fleet, fewest, min_gpus or fit.gpus)
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
+
+
+def _fewer_quantized(job: Job, gpu: Gpu, steps: list[ServingStep], min_gpus: int,
+                     fewest: Fewest) -> list[Fix]:
+    """More GPUs of the type with a weight format that needs fewer of them than the job as
+    asked (Llama 3.1 70B on 4090s: 8 in bf16, 2 with AWQ int4), the fewest of the formats."""
+    best: tuple[ServingStep, ServingFit] | None = None
+    for step in (s for s in steps if s.part == "weights"):
+        found = fewest(step.job(job), gpu)
+        if found is not None and found.gpus < min_gpus and (best is None or found.gpus < best[1].gpus):
+            best = (step, found)
+    if best is None:
+        return []
+    step, found = best
+    return [Fix(f"{found.gpus}x {gpu.name} with {step.what} ({found.shape()}): room for "
+                f"{counted(found.max_concurrent, 'sequence')} at {found.context:,} tokens",
+                found.gpus, gpu.id, found.total_bytes, f"{step.cost}; {hourly_price(gpu, found.gpus)}",
+                "more_gpus", {**step.changes, "gpu_count": found.gpus})]
 
 
 def _lean_bases(steps: list[ServingStep]) -> list[list[ServingStep]]:
