@@ -213,3 +213,16 @@ def test_a_short_answer_whose_fix_keeps_the_gpus_says_so_in_its_headline() -> No
                      zero_stage=3, gpu="h100-80gb", gpu_count=8))
     assert not plan.fits and plan.fix is not None and plan.fix.gpus == 8
     assert plan_verdict(plan).endswith("it fits there with the fix below")
+
+
+def test_a_few_users_on_a_card_too_small_for_vllm_get_llama_cpp_on_the_same_card() -> None:
+    """gpt-oss-20b on a 16 GB card: vLLM's 90% budget and CUDA graphs leave no room, llama.cpp
+    (ollama) reserves nothing ahead; many users or a stated vLLM keep to more or other GPUs."""
+    asked = R(model="gpt-oss-20b", task="infer", gpu="t4-16gb", gpu_count=1, concurrent=1)
+    plan = plan_of(asked)
+    assert not plan.fits and plan.fix is not None
+    assert plan.fix.changes == {"framework": "llamacpp"} and plan.fix.gpus == 1
+    assert "llama.cpp / ollama" in plan.fix.change and "slower than vLLM" in plan.fix.note
+    assert plan_of(replace(asked, framework="llamacpp")).fits
+    for other in (replace(asked, concurrent=16), replace(asked, framework="vllm")):
+        assert all(f.changes.get("framework") is None for f in fixes(plan_of(other)))

@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 
 from service.core.hardware.gpus import Gpu
 from service.core.job.spec import Job
+from service.core.memory.serving import LLAMACPP
 from service.core.model.formats import QUANT_BITS
 from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, ServingFit, hourly_price
+from service.core.planning.serving_shapes import evaluate
 from service.core.units import counted
 
 Evaluate = Callable[[Job, Gpu, int, int], ServingFit]
@@ -141,6 +143,35 @@ def _fewer_quantized(job: Job, gpu: Gpu, steps: list[ServingStep], min_gpus: int
                 f"{counted(found.max_concurrent, 'sequence')} at {found.context:,} tokens",
                 found.gpus, gpu.id, found.total_bytes, f"{step.cost}; {hourly_price(gpu, found.gpus)}",
                 "more_gpus", {**step.changes, "gpu_count": found.gpus})]
+
+
+# a few users: llama.cpp's server shares one batch among a few parallel slots; past them vLLM's
+# continuous batching is the engine to keep
+LLAMACPP_USERS = 8
+
+
+def engine_fix(job: Job, gpu: Gpu, gpus: int, per_node: int, headroom: float) -> Fix | None:
+    """llama.cpp (ollama) on the same GPUs, for a few users, where vLLM's up-front budget (90%,
+    CUDA graphs, a profiled peak) leaves no room: it reserves nothing ahead and splits layers
+    over the GPUs (gpt-oss-20b on a 16 GB card)."""
+    if job.batch > LLAMACPP_USERS:
+        return None
+    budget = replace(LLAMACPP, memory_fraction=headroom)
+    fit = evaluate(replace(job, framework="llamacpp"), gpu, 1, gpus, per_node, budget)
+    if not fit.fits:
+        return None
+    return Fix(f"llama.cpp / ollama instead of vLLM: room for "
+               f"{counted(fit.max_concurrent, 'sequence')} at {fit.context:,} tokens", gpus, gpu.id,
+               fit.total_bytes, "it reserves nothing ahead and captures no CUDA graphs; a few "
+               "parallel slots, slower than vLLM under load", "serving", {"framework": "llamacpp"})
+
+
+def with_engine_fix(fix: Fix | None, others: list[Fix], engine: Fix) -> tuple[Fix, list[Fix]]:
+    """The engine switch after the fixes on the same GPUs, before more or other GPUs."""
+    ordered = [f for f in (fix, *others) if f is not None]
+    at = next((i for i, f in enumerate(ordered) if f.kind != "serving"), len(ordered))
+    ordered.insert(at, engine)
+    return ordered[0], ordered[1:SHOWN_FIXES]
 
 
 def _lean_bases(steps: list[ServingStep]) -> list[list[ServingStep]]:

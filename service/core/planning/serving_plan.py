@@ -24,7 +24,7 @@ from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import LLAMACPP, ServingBudget, serving_weights
 from service.core.memory.serving_memory import serving_estimate
 from service.core.planning.plan_types import Alternative, Fix, Plan, ServingFit
-from service.core.planning.serving_fixes import serving_fixes
+from service.core.planning.serving_fixes import engine_fix, serving_fixes, with_engine_fix
 from service.core.planning.serving_shapes import (
     NOTHING_STATED,
     StatedShape,
@@ -192,6 +192,10 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
             job, gpu, chosen, plan.min_gpus, fleet,
             lambda j, g, tp, pp: evaluate(j, g, tp, pp, per_node, budget, chosen.replicas),
             lambda j, g: fewest_serving(j, g, g.gpus_per_node, budget, stated)[0])
+        switch = None if resolved.pinned("framework") else \
+            engine_fix(job, gpu, chosen.gpus, per_node, resolved.headroom)
+        if switch is not None:
+            fix, others = with_engine_fix(fix, others, switch)
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
                    alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated)
