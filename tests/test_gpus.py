@@ -61,6 +61,15 @@ def test_catalog_loads_with_the_gpus_people_ask_about() -> None:
         "rtx4080-16gb",
         "rtx4080super-16gb",
         "rtx5080-16gb",
+        "rtx4060ti-16gb",
+        "rtx4070-12gb",
+        "rtx4070ti-12gb",
+        "rtx4070tisuper-16gb",
+        "rtx3080-10gb",
+        "rtx5060ti-16gb",
+        "rtx5070ti-16gb",
+        "rtxa4000-16gb",
+        "rtxa5000-24gb",
         "mi355x-288gb",
     ):
         assert expected in ids
@@ -214,6 +223,13 @@ def test_each_family_default_is_claimed_once() -> None:
         ("gb200", "gb200-186gb"),
         ("GB200 NVL72", "gb200-186gb"),
         ("rtx 5080", "rtx5080-16gb"),
+        ("4060 ti 16gb", "rtx4060ti-16gb"),
+        ("4070", "rtx4070-12gb"),
+        ("RTX 4070 Ti", "rtx4070ti-12gb"),
+        ("4070 ti super", "rtx4070tisuper-16gb"),
+        ("3080", "rtx3080-10gb"),
+        ("5070ti", "rtx5070ti-16gb"),
+        ("RTX A5000", "rtxa5000-24gb"),
         ("mi355x", "mi355x-288gb"),
         ("AMD Instinct MI355X", "mi355x-288gb"),
     ],
@@ -227,7 +243,7 @@ def test_find_gpu_accepts_realistic_spellings(text: str, expected: str) -> None:
     [
         ("a100 90gb", "a100-80gb"),
         ("h1000", "h100-80gb"),
-        ("rtx 4070", "rtx4080-16gb"),
+        ("rtx 4060", "rtx4060ti-16gb"),  # the 8 GB RTX 4060 is not the 4060 Ti
         ("L20", "h20-96gb"),
         ("gb300", "b300-288gb"),
         ("mi300a", "mi300x-192gb"),
