@@ -35,6 +35,7 @@ from service.core.model.linears import (
     mlp_linear_shapes,
 )
 from service.core.model.params import dense_mlp_params, parameter_breakdown
+from service.core.model.stage_params import stage_params
 
 ZERO_SOURCE = "ZeRO, Rajbhandari et al. 2019, sec. 5; DeepSpeed runtime/zero"
 FSDP_QLORA_SOURCE = ("FSDP-QLoRA (Answer.AI 2024; bitsandbytes docs 'FSDP-QLoRA'): with "
@@ -69,28 +70,22 @@ def rank_params(arch: Architecture, par: Parallelism, scale: float = 1.0) -> Ran
 def _rank_params(arch: Architecture, tp: int, pp: int, ep: int, scale: float) -> RankParams:
     """Params on the most loaded model-parallel rank.
 
-    Layers: the heaviest stage's ceil(L/pp) of L layers, / tp; routed experts also / ep. With
-    pp > 1 the heavier of
-    the first stage (embedding) and the last (LM head + final norm) counts; tied embeddings
+    Layers: the heaviest stage's ceil(L/pp) layers, / tp; routed experts also / ep. With pp > 1
+    the heavier of the first stage (embedding) and the last (LM head + final norm) counts; tied embeddings
     are then held by both ends (Megatron ``shared_embedding``).
     """
     b = parameter_breakdown(arch)
-    experts = routed_expert_params(arch)
-    layers_dense = b.attention + b.mlp - experts + b.norms
     vocab_matrix = arch.vocab * arch.hidden
     if pp == 1:
         ends = b.embedding + b.lm_head
     else:
         head = vocab_matrix if arch.tied_embeddings else b.lm_head
         ends = max(b.embedding, head)
-    # The heaviest stage holds ceil(layers / pp) layers when they do not divide evenly; with
-    # routed experts, as many MoE layers as fit in it (DeepSeek-V3's 3 dense layers sit in one
-    # stage, 58 MoE layers fill the others)
-    per_stage = -(-arch.layers // pp)
-    stage_share = per_stage / arch.layers
-    expert_share = min(per_stage, arch.moe_layers) / arch.moe_layers if arch.moe_layers else 0.0
-    dense = -(-round(layers_dense * stage_share) // tp) + -(-ends // tp)
-    expert_part = -(-round(experts * expert_share) // (tp * ep))
+    # the heaviest stage: its own layers (``stage_params``: DeepSeek-V3's dense first layers,
+    # Llama 4 Maverick's alternating MoE layers), / tp, routed experts also / ep
+    dense, expert_part = max(
+        ((-(-stage.dense // tp) + -(-ends // tp), -(-stage.experts // (tp * ep)))
+         for stage in stage_params(arch, pp)), key=sum)
     return RankParams(dense=round(dense * scale), experts=round(expert_part * scale))
 
 
