@@ -197,12 +197,14 @@ def _has_model(p: Parsed) -> bool:
     return any(k in p.merged for k in MODEL_FIELDS) or p.compare_field == "model"
 
 
-def _speeds(gpu: object) -> tuple[float, float]:
-    """(dense bf16 TFLOP/s, memory bandwidth GB/s) of a side's GPU; zeros without one."""
+def _speeds(gpu: object) -> tuple[float, float, float]:
+    """(dense bf16 TFLOP/s, memory bandwidth GB/s, the catalog's default MFU) of a side's GPU;
+    zeros without one."""
     if not isinstance(gpu, str):
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     try:
         found = find_gpu(gpu)
     except UnknownName:
-        return 0.0, 0.0
-    return found.bf16_dense_tflops or found.fp16_dense_tflops, found.memory_bandwidth_gbps
+        return 0.0, 0.0, 0.0
+    return (found.bf16_dense_tflops or found.fp16_dense_tflops, found.memory_bandwidth_gbps,
+            found.default_mfu)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer
 from service.core.report.headline import FIX_BELOW
-from service.core.units import gb
+from service.core.units import counted, gb
 from service.render.slack_reply import assumptions_lines, safe, short_gpu
 
 
@@ -18,6 +18,12 @@ class Side:
     error: str | None
     tflops: float = 0.0  # the side's GPU's dense bf16 peak (0: no GPU)
     bandwidth: float = 0.0  # the side's GPU's memory bandwidth, GB/s (0: no GPU)
+    mfu: float = 0.0  # the side's GPU's default MFU in the catalog (0: no GPU)
+
+    @property
+    def throughput(self) -> float:
+        """Useful TFLOP/s per GPU, as the time answers count it: peak x default MFU."""
+        return self.tflops * self.mfu
 
     @property
     def fits(self) -> bool:
@@ -99,15 +105,24 @@ def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
     gpus = {p.gpus for p in planners if p is not None}
     if len(gpus) != 1 or len(times) != len(sides):
         return None
+    if all(s.throughput for s in sides) and len({s.throughput for s in sides}) > 1:
+        # other GPU types: the step takes the layout's relative time at the GPU's own pace
+        times = {s.label: times[s.label] / s.throughput for s in sides}
     fast = min(sides, key=lambda s: times[s.label])
     roomy = min(sides, key=lambda s: s.per_gpu)
-    slow = max(times.values())
-    line = f"All fit on the {next(iter(gpus)):,} GPUs; "
-    if slow - times[fast.label] > 1e-3 * slow:
+    slow_side = max(sides, key=lambda s: times[s.label])
+    slow = times[slow_side.label]
+    line = f"Each fits on {counted(next(iter(gpus)) or 1, 'GPU')}; "
+    if slow - times[fast.label] <= 1e-3 * slow:
+        line += "about as fast"
+    elif fast.throughput and slow_side.throughput and fast.throughput != slow_side.throughput:
+        line += (f"*{fast.label}* is faster: about {slow / times[fast.label]:.1f}x the "
+                 f"throughput ({fast.tflops:,.0f} bf16 TFLOP/s per GPU at {fast.mfu:.0%} MFU "
+                 f"against {slow_side.tflops:,.0f} at {slow_side.mfu:.0%}, the catalog's "
+                 "defaults)")
+    else:
         line += (f"*{fast.label}* is faster (step time x{times[fast.label]:.2f} against "
                  f"x{slow:.2f})")
-    else:
-        line += "about as fast"
     if roomy.label != fast.label:
         line += f"; *{roomy.label}* leaves the most memory ({gb(roomy.per_gpu)} per GPU)"
     return line
