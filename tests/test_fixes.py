@@ -235,3 +235,13 @@ def test_a_gpu_comparison_on_a_given_count_says_which_card_trains_faster() -> No
     assert "*B200 180GB (HGX)* is faster: about 2.0x the throughput" in reply
     reply = ask("4090 vs 3090 for qlora of 13b models - any real difference in what fits?").reply
     assert "Each fits on 1 GPU; *RTX 4090 24GB* is faster: about 2.3x" in reply
+
+
+def test_a_comparison_where_neither_side_fits_names_the_closest_and_its_fix() -> None:
+    """'Is ZeRO-2 enough or do I need ZeRO-3' where neither fits had answered 'Fewer GPUs
+    needed: ZeRO-2' (held-out set 22 #16)."""
+    reply = ask("is zero2 enough for 13b full ft on 8x A100 40GB or do I have to go zero3? "
+                "seq 2048, mbs 1, selective recompute").reply
+    assert "Neither fits on 8 GPUs as asked; *ZeRO-3* comes closest (11.3 GB short). Fix: " \
+        in reply
+    assert "Fewer GPUs needed" not in reply

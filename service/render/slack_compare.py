@@ -69,7 +69,8 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     fitting = [s for s in ok if s.fits]
     if 0 < len(fitting) < len(ok):
         return f"Only *{fitting[0].label}* fits" if len(fitting) == 1 else None
-    on_given = _both_fit_on_the_given_gpus(ok)
+    on_given = _none_fits_on_the_given_gpus(ok) if not fitting else \
+        _both_fit_on_the_given_gpus(ok)
     if on_given:
         return on_given
     counts = {s.gpus for s in ok}
@@ -90,6 +91,23 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
         return "About the same memory per GPU"
     best = min(ok, key=lambda s: s.per_gpu)
     return f"Less memory per GPU: *{best.label}* ({gb(best.per_gpu)})"
+
+
+def _none_fits_on_the_given_gpus(sides: list[Side]) -> str | None:
+    """On GPUs the question names, where no side fits: which comes closest and the change that
+    makes it fit there ("fewer GPUs needed" would name a side that does not fit either)."""
+    planners = [s.answer.planner if s.answer is not None else None for s in sides]
+    given = [(s, p) for s, p in zip(sides, planners, strict=True)
+             if p is not None and p.mode == "given" and p.shortfall_bytes is not None]
+    if len(given) != len(sides) or len({p.gpus for _, p in given}) != 1:
+        return None
+    side, planner = min(given, key=lambda sp: sp[1].shortfall_bytes or 0)
+    none = "Neither" if len(sides) == 2 else "None"
+    line = (f"{none} fits on {counted(planner.gpus or 1, 'GPU')} as asked; *{side.label}* "
+            f"comes closest ({gb(planner.shortfall_bytes or 0)} short)")
+    if planner.fix is not None:
+        line += f". Fix: {planner.fix.change}"
+    return line
 
 
 def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
