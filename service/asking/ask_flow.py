@@ -22,6 +22,7 @@ from service.parser.rules import invalid_sentence
 from service.parser.types import Parsed
 from service.permalink import link, normalise
 from service.render import slack_reply as reply
+from service.render.slack_cheapest import cheapest_reply
 from service.render.slack_compare import Side, compare_reply
 from service.work_pool import PoolBusy
 
@@ -114,7 +115,7 @@ class Asker:
             deadline = await deadline_fit(self.answer_fields, p.merged, answer, p.deadline_hours)
             answer = deadline.answer or answer
             prefix = reply.plain(deadline.line) + "\n" if deadline.line else ""
-        text = prefix + (reply.cheapest_reply(answer, notes) if p.cheapest else
+        text = prefix + (cheapest_reply(answer, notes, p.cloud) if p.cheapest else
                          reply.estimate_reply(answer, notes, ignored,
                                               time_first=p.intent == "time_cost"))
         if p.scope is not None:  # right under the headline

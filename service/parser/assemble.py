@@ -10,10 +10,12 @@ from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
 from service.parser.followup import REQUEST_FIELDS, merge, same_family
+from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
 from service.parser.maximum import asked
 from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
+from service.parser.throughput import mfu_from_tflops
 from service.parser.token_counts import token_counts
 from service.parser.types import Finding, Parsed, Scope, Unknown
 from service.parser.user_counts import user_counts
@@ -132,6 +134,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             and "gpu" not in merged and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
         notes.append("no GPU type named: H100 80GB SXM")
+    tflops = ordered.get("_tflops", [None])[0]
+    share = mfu_from_tflops(tflops, merged.get("gpu"), notes) \
+        if isinstance(tflops, (int, float)) and "mfu" not in merged else None
+    if share is not None:
+        merged["mfu"] = fields["mfu"] = share
     unknown = _unknown(ordered, merged, compare_field)
     said = tuple(ignored)
     elsewhere = ordered.get("_not_covered")
@@ -143,11 +150,13 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         or bool(ordered.get("_arch_partial"))
     if prev and not understood and _CHEAPER.search(scan.low):  # "cheaper option?" in a thread
         kept = {k: v for k, v in prev.items() if k not in _HARDWARE}
-        return Parsed(str(prev.get("task") or task), {}, kept, ignored=said, cheapest=True)
+        return Parsed(str(prev.get("task") or task), {}, kept, ignored=said, cheapest=True,
+                      cloud=cloud_named(scan.low))
     if not prev and "gpu" not in merged and _WHICH_GPU.search(scan.low) \
             and ("model" in merged or "params_b" in merged or "arch" in merged):
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
-        return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True)
+        return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True,
+                      cloud=cloud_named(scan.low))
     if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -234,7 +243,9 @@ _WHICH_GPU = re.compile(
     r"\b(?:cheapest|least\s+expensive|cheapest\s+way)\b"
     r"|\b(?:smallest|cheapest|minimum|min|lowest[\s\-]end)\s+(?:gpu|card|instance|machine|hardware)\b"
     r"|\b(?:which|what)\s+(?:gpus?|cards?|hardware)\s+(?:can|could|would|should|will|do\s+(?:i|we)\s+need|"
-    r"to\s+(?:use|rent|buy|pick)|for)\b|\bbest\s+(?:gpu|card)\s+(?:for|to)\b")
+    r"to\s+(?:use|rent|buy|pick)|for)\b|\bbest\s+(?:gpu|card)\s+(?:for|to)\b"
+    r"|\b(?:which|what)\s+(?:(?:aws|gcp|azure|ec2|cloud)\s+)?(?:instances?|instance\s+types?|vms?|"
+    r"machine\s+types?)(?:\s+(?:on|in|at)\s+(?:aws|gcp|azure|ec2|the\s+cloud))?\s*(?:\?|$|for|to|should|would|do|can)")
 # what a thread's "cheaper option?" lets go of: the GPU type, how many, and how they are split
 _HARDWARE = ("gpu", "gpu_count", "nodes", "gpus_per_node", "tp", "pp", "cp", "ep")
 # what a model scores, why a run's loss misbehaves, or instructions to the bot itself: questions

@@ -63,6 +63,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("lora_slots", PLAIN, 1, 1024, (1, 128)),
     Attribute("tokens", AMOUNT, 1e6, 1e16),
     Attribute("mfu", SHARE, 0.01, 100),
+    Attribute("_tflops", PLAIN, 1, 20_000, (20, 5000)),  # achieved TFLOP/s per GPU
     Attribute("memory_headroom", SHARE, 0.05, 100),
     Attribute("price_per_gpu_hour", MONEY, 0.01, 1000),
     Attribute("_epochs", PLAIN, 1, 10_000),

@@ -15,12 +15,16 @@ from service.parser.scan import Scan
 # "2 p5.48xlarge", "two p5s", "2 nodes of a3-highgpu-8g": nodes
 _MANY = (rf"(?:\b(?P<many>\d{{1,4}}|{WORD})\s*(?:x\s*)?"
          r"(?:(?:nodes?|instances?|vms?|machines?|servers?|boxes)\s+(?:of\s+)?)?)?")
+# "g6e instances": the family without a size names the GPU, not how many
 _AWS = re.compile(_MANY + r"\b(?P<family>p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
-                  r"\.(?P<size>\d*x?large|metal)\b")
+                  r"(?:\.(?P<size>\d*x?large|metal)\b|(?=s?\s+(?:instances?|nodes?|boxes|box|vms?|"
+                  r"machines?|fleet|cluster)\b))")
 _GCP = re.compile(_MANY + r"\b(?:(?:a2-(?P<a2>high|mega|ultra)gpu|a3-(?P<a3>high|mega|edge|ultra)gpu)"
                   r"-(?P<n>\d{1,2})g|g2-standard-(?P<g2>\d{1,2}))\b")
 # Azure: "ND H100 v5" is 8x H100; "NDm A100 v4" 8x A100 80GB, "ND A100 v4" 8x A100 40GB
-_AZURE = re.compile(_MANY + r"\b(?P<nd>ndm?)[\s\-_]?(?P<chip>h100|h200|a100|mi300x)[\s\-_]?v[45]\b")
+# and their SKUs: "ND96isr H100 v5", "Standard_ND96amsr_A100_v4" (the "m": 80 GB), "ND96asr_v4"
+_AZURE = re.compile(_MANY + r"\b(?:standard_)?(?P<nd>ndm?)(?:\d{2,3}(?P<sku>[a-z]{1,6}))?[\s\-_]?"
+                    r"(?P<chip>h100|h200|a100|mi300x)[\s\-_]?v[45]\b|\b(?:standard_)?(?P<asr>nd96asr)[\s\-_]?v4\b")
 _AZURE_GPU = {"h100": "h100-80gb", "h200": "h200-141gb", "mi300x": "mi300x-192gb"}
 # rack-scale NVLink systems: "GB200 NVL72" is 72 GPUs on one NVLink domain ("2 nvl72 racks": 144)
 _NVL = re.compile(_MANY + r"\b(?:gb200[\s\-_]*)?nvl[\s\-_]?(?P<rack>72|36)(?:[\s\-_]*(?:racks?|systems?))?\b")
@@ -38,6 +42,10 @@ def find_instances(scan: Scan) -> None:
     for m in scan.finditer(_AWS, limit=2):
         family, size = m.group("family"), m.group("size")
         sizes = _P3_COUNT if family == "p3" else _AWS_COUNT
+        if size is None and family not in _EIGHT:
+            scan.add("gpu", _AWS_GPU[family], m.start(), m.end(),
+                     f"{family} = {_AWS_GPU[family]} (name the size for the GPU count)")
+            continue
         _add(scan, m, _AWS_GPU[family], 8 if family in _EIGHT else sizes.get(size, 1))
     for m in scan.finditer(_GCP, limit=2):
         if m.group("g2"):
@@ -47,8 +55,9 @@ def find_instances(scan: Scan) -> None:
         else:
             _add(scan, m, "h200-141gb" if m.group("a3") == "ultra" else "h100-80gb", int(m.group("n")))
     for m in scan.finditer(_AZURE, limit=2):
-        chip = m.group("chip")
-        a100 = "a100-80gb" if m.group("nd") == "ndm" else "a100-40gb"
+        chip = m.group("chip") or "a100"
+        a100 = "a100-80gb" if m.group("nd") == "ndm" or "m" in (m.group("sku") or "") \
+            else "a100-40gb"
         _add(scan, m, _AZURE_GPU.get(chip, a100), 8)
     for m in scan.finditer(_NVL, limit=2):
         _add(scan, m, "gb200-186gb", int(m.group("rack")), racks=True)
@@ -69,3 +78,12 @@ def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int, racks: bool = Fa
     if nodes is not None and not racks:  # a rack is not a node: GB200's nodes are 4-GPU trays
         scan.add("nodes", nodes, m.start(), m.end())
     scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, m.start(), m.end())
+
+
+_CLOUD = re.compile(r"\b(?P<aws>aws|ec2|amazon)\b|\b(?P<gcp>gcp|google\s+cloud|gce)\b|\b(?P<azure>azure)\b")
+
+
+def cloud_named(low: str) -> str | None:
+    """The cloud a "which instance?" question is about ("on aws", "gcp", "azure"), or None."""
+    m = _CLOUD.search(low)
+    return None if m is None else next(k for k, v in m.groupdict().items() if v)

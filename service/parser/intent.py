@@ -141,24 +141,37 @@ class Cues:
 
 
 # LoRA adapters being served, not trained: vLLM's --enable-lora / --max-loras, multi-LoRA
-SERVED_LORA = re.compile(r"--?enable[\-_]lora\b|\benable_lora\b|--?max[\-_]loras?\b|\bmax_loras\b"
+SERVED_LORA = re.compile(r"--?enable[\-_]lora\b|\benable_lora\b|(?:--?|\b)max[\-_]loras?\b|\bmax_loras\b"
                          r"|--?max[\-_]lora[\-_]rank\b|\bmulti[\s\-]?loras?\b|\bpunica\b|\blorax\b"
                          r"|\bs-lora\b|\blora\s+(?:adapters?\s+)?(?:hot[\s\-]?swap\w*|serving)\b"
-                         r"|\bserv(?:e|es|ed|ing)\b[^.?!\n]{0,60}\b(?:lora\s+adapters|loras)\b"
+                         # in the same sentence ("llama-3.1-8b" has a dot but ends none)
+                         r"|\bserv(?:e|es|ed|ing)\b(?:[^.?!\n]|\.(?=\S)){0,60}\b(?:lora\s+adapters|loras)\b"
                          r"|\blora\s+adapters?\s+(?:loaded|at\s+once|served)\b")
+
+
+# "just for using it, not training": a task word denied names the other side
+_DENIED_TASK = re.compile(
+    r"\b(?:not|no|without|never|isn't|is\s+not|n't)\s+(?:for\s+|doing\s+|any\s+)?"
+    r"(?:train(?:ing|ed)?|pre[\s\-]?train\w*|fine[\s\-]?tun\w*|finetun\w*)\b")
+# an embedding or reranking model answers requests: a forward pass per batch, no training
+_EMBEDDING_SERVING = re.compile(
+    r"\b(?:embeddings?\s+(?:model|server|service|endpoint|api|inference|on|for|with|at)"
+    r"|(?:compute|computing|generate|generating|produce|producing)\s+embeddings|embedder|reranker)\b")
 
 
 def cues(low: str) -> Cues:
     """Intent words in the (lowercased) message."""
+    denied = _DENIED_TASK.search(low) is not None
+    low = _DENIED_TASK.sub(" ", low)
     served_lora = bool(SERVED_LORA.search(low))
     serve = bool(_SERVE.search(low)) or served_lora
     # "our fine-tuned llama behind the chatbot": the model was fine-tuned; the job is serving it
-    serve_setting = bool(_SERVE_SETTING.search(low))
+    serve_setting = bool(_SERVE_SETTING.search(low)) or bool(_EMBEDDING_SERVING.search(low))
     tuned = _FINETUNE.search(_FINE_TUNED_MODEL.sub(" ", low) if serve or serve_setting else low)
     return Cues(
         finetune=bool(tuned) and not served_lora, serve=serve,
         serve_setting=serve_setting,
-        run=bool(_RUN.search(low)), train=bool(_TRAIN.search(low)),
+        run=bool(_RUN.search(low)) or denied, train=bool(_TRAIN.search(low)),
         train_knob=bool(_TRAIN_KNOB.search(low)), time=bool(_TIME.search(low)),
         compare=bool(_COMPARE.search(low)),
         help=bool(_HELP.match(low.strip()) or _HELP_QUESTION.search(low) or _MODEL_HELP.search(low)),

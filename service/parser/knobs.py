@@ -114,7 +114,8 @@ RULES: tuple[Rule, ...] = (
     # optimizers: a pasted Hugging Face ``optim`` name verbatim, then words (8-bit before bare)
     _r(rf"\b({PASTED_OPTIMIZERS})\b", "optimizer", S),
     _r(r"\bfused\s+adam(?:w)?\b|\badam(?:w)?\s+fused\b|\bfused=true\b", "optimizer", "adamw_torch_fused"),
-    _r(r"\bpaged\s+(?:adam(?:w)?\s*8[\s\-]?bit|8[\s\-]?bit\s+adam(?:w)?)\b", "optimizer", "paged_adamw_8bit"),
+    _r(r"\bpaged[\s\-_]*(?:adam(?:w)?[\s\-_]*8[\s\-]?bit|8[\s\-]?bit\s+adam(?:w)?)\b", "optimizer",
+       "paged_adamw_8bit"),  # bitsandbytes.optim.PagedAdamW8bit (torchtune's optimizer key)
     _r(r"\badam(?:w)?[\s\-]*8[\s\-]?bit\b|\b8[\s\-]?bit\s+adam(?:w)?\b|\bbnb[\s\-_]*adamw?\b|\badam8bit\b",
        "optimizer", "adamw_8bit"),
     _r(r"\bsgd\s*(?:with\s*|\+\s*)?momentum\b|\bmomentum\s*sgd\b", "optimizer", "sgd_momentum"),
@@ -184,6 +185,12 @@ RULES: tuple[Rule, ...] = (
        "offload", "optimizer_and_params"),
     _r(r"\b(?:push|move|put|keep)\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?\s+(?:to|on|in)\s+(?:the\s+)?"
        r"(?:cpu|host|ram)\b", "offload", "optimizer"),
+    # "will it fit or do we need offload?": a question, not the setting (the answer says)
+    _r(r"\b(?:do|does|would|will|should)\s+(?:i|we|you|it|they)\s+(?:need|have\s+to|require|want)\s+"
+       r"(?:to\s+)?(?:use\s+)?(?:any\s+|some\s+)?(?:cpu[\s\-]*)?offload\w*"
+       r"(?:\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?)?\b(?=\s*\?|\s+or\b|\s+for\b|\s*$)"
+       r"|\b(?:need|needs|needed)\s+(?:to\s+)?(?:cpu[\s\-]*)?offload\w*\s*\?",
+       "_offload_asked", True),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
     _r(r"\binterleaved(?:[\s\-_]+(?:1f1b|pipeline|schedule|pp|virtual))?\b|\bvirtual[\s\-_]+(?:pipeline[\s\-_]+)?stages?\b"
        r"|--num-layers-per-virtual-pipeline-stage\b|--virtual-pipeline-model-parallel-size\b",
@@ -250,7 +257,8 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
     "concurrent": ("me", "user", "personal", "just", "only"),
-    "offload": ("offload", "infinity"), "sequence_parallel": ("sequence",),
+    "offload": ("offload", "infinity"), "_offload_asked": ("offload",),
+    "sequence_parallel": ("sequence",),
     "pp_schedule": ("interleav", "virtual"),
     "quantization": ("awq", "gptq", "gguf", "mxfp4", "quantiz",
                      "q2", "q3", "q4", "q5", "q6", "q8", "nf4", "bnb", "load_in",

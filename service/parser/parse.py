@@ -25,6 +25,7 @@ from service.parser.knobs import find_knobs
 from service.parser.model_names import find_models
 from service.parser.normalize import clean
 from service.parser.not_covered import find_not_covered
+from service.parser.oom_message import capacity_as_memory
 from service.parser.readings import read_quantities
 from service.parser.recipes import find_recipes
 from service.parser.scaling import find_scaling
@@ -57,6 +58,6 @@ def parse(text: object, previous: object = None) -> Parsed:
         bad = problem(text, cleaned)
         if bad is not None:
             return Parsed("invalid", {}, prev, problem=bad)
-        return assemble(scan_text(expand(cleaned.text)), prev)
+        return assemble(scan_text(expand(capacity_as_memory(cleaned.text))), prev)
     except Exception:  # a bug must not take the bot down: say so kindly, the tests find the bug
         return Parsed("invalid", {}, prev, problem=CRASH)

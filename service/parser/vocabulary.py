@@ -188,6 +188,11 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         num tokens, train tokens, total tokens, dataset tokens, dataset size, training tokens,
         token budget
     """),
+    ("_tflops", "B", """
+        tflops per gpu, tflop/s per gpu, tflops/gpu, tflop/s/gpu, tflops a gpu, tflops per device,
+        tflops per chip, tflops each, tflops per card, tflops/s per gpu, achieved tflops,
+        model tflops per gpu, tflops of model flops per gpu
+    """),
     ("mfu", "E", """
         mfu, model flops utilization, model flops utilisation, flops utilization, mfu of,
         model flop utilization, mfu target, target mfu, mfu target of, target mfu of, mfu goal

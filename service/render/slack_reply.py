@@ -247,26 +247,3 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
         assumed = [a for a in assumed if a.origin == "stated" or a.field not in hidden]
     lines += assumptions_lines(notes, assumed)
     return safe("\n".join(lines))
-
-
-CHEAPEST_SHOWN = 3
-
-
-def cheapest_reply(answer: Answer, notes: list[str]) -> str:
-    """"Cheaper option?" in a thread: the thread's job on the catalog's GPU types, the
-    cheapest per hour first (catalog list prices, ``service/data/gpus.json``)."""
-    priced = sorted((r for r in answer.fits_on if r.gpus and r.price_per_hour_usd is not None),
-                    key=lambda r: (r.price_per_hour_usd or 0.0, r.gpus or 0))
-    if not priced:
-        lines = [f"*{answer.model} fits no GPU type of the catalog that has a list price*"]
-    else:
-        best = priced[0]
-        lines = [f"*Cheapest per hour for {answer.model}: {best.gpus}x {short_gpu(best.name)} "
-                 f"(~${best.price_per_hour_usd:,.2f}/h at catalog prices)*"]
-        lines += [f"• {r.gpus}x {short_gpu(r.name)}: ~${r.price_per_hour_usd:,.2f}/h, "
-                  f"{gb(r.per_gpu_total or 0)} per GPU, {r.layout}" for r in priced[:CHEAPEST_SHOWN]]
-        lines.append("Catalog list prices per hour; the report link lists every GPU type.")
-    # each row has its own layout: the request's layout defaults would contradict them
-    lines += assumptions_lines(notes, [a for a in answer.assumptions
-                                       if a.origin == "stated" or a.field not in LAYOUT_FIELDS])
-    return safe("\n".join(lines))

@@ -1,0 +1,61 @@
+"""The big clouds' GPU instances: which instance types hold a number of a catalog GPU.
+
+Data, with sources, in ``service/data/clouds.json``: for each cloud, each GPU's instance sizes by
+GPUs per instance. A job that needs n GPUs takes the smallest size that holds n, else whole
+instances of the largest (16 H100s on AWS: 2x p5.48xlarge).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+
+@dataclass(frozen=True, slots=True)
+class Instances:
+    """How a job's GPUs are rented on one cloud."""
+
+    name: str  # "g6e.12xlarge"
+    count: int  # instances
+    gpus_each: int
+
+    @property
+    def gpus(self) -> int:
+        return self.count * self.gpus_each
+
+    def describe(self) -> str:
+        return f"{self.count}x {self.name}" if self.count > 1 else self.name
+
+
+@cache
+def _clouds() -> dict[str, tuple[str, dict[str, dict[int, str]]]]:
+    raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
+    return {cloud: (entry["name"], {item["gpu"]: {int(n): size for n, size in item["sizes"].items()}
+                                    for item in entry["instances"]})
+            for cloud, entry in raw["clouds"].items()}
+
+
+def cloud_ids() -> tuple[str, ...]:
+    return tuple(_clouds())
+
+
+def cloud_name(cloud: str) -> str:
+    return _clouds()[cloud][0]
+
+
+def offers(cloud: str, gpu_id: str) -> bool:
+    return gpu_id in _clouds()[cloud][1]
+
+
+def instances_for(cloud: str, gpu_id: str, gpus: int) -> Instances | None:
+    """The instances that hold ``gpus`` of the GPU on the cloud (None where it has none)."""
+    sizes = _clouds()[cloud][1].get(gpu_id)
+    if not sizes:
+        return None
+    fitting = [n for n in sorted(sizes) if n >= gpus]
+    if fitting:
+        return Instances(sizes[fitting[0]], 1, fitting[0])
+    largest = max(sizes)
+    return Instances(sizes[largest], -(-gpus // largest), largest)

@@ -1,0 +1,64 @@
+"""The reply to "which GPU?" and "cheaper option?": the job on the catalog's GPU types, the
+cheapest per hour first (catalog list prices, ``service/data/gpus.json``); on a named cloud only
+its GPUs, each as the instances that hold the GPUs (``service/data/clouds.json``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.core.hardware.clouds import Instances, cloud_name, instances_for
+from service.core.report.answer_types import Answer, FitsOnEntry
+from service.core.units import gb
+from service.render.slack_reply import LAYOUT_FIELDS, assumptions_lines, safe, short_gpu
+
+CHEAPEST_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    entry: FitsOnEntry
+    per_hour: float  # what the GPUs rented cost an hour (a whole instance on a cloud)
+    instances: Instances | None
+
+    def what(self) -> str:
+        gpus = f"{self.entry.gpus}x {short_gpu(self.entry.name)}"
+        if self.instances is None:
+            return gpus
+        extra = self.instances.gpus - (self.entry.gpus or 0)
+        spare = f", {extra} spare" if extra > 0 else ""
+        return f"{gpus} ({self.instances.describe()}{spare})"
+
+
+def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
+    rows = []
+    for entry in answer.fits_on:
+        if not entry.gpus or entry.price_per_hour_usd is None:
+            continue
+        if cloud is None:
+            rows.append(_Row(entry, entry.price_per_hour_usd, None))
+            continue
+        held = instances_for(cloud, entry.gpu, entry.gpus)
+        if held is not None:  # the instances are paid whole
+            per_gpu = entry.price_per_hour_usd / entry.gpus
+            rows.append(_Row(entry, per_gpu * held.gpus, held))
+    return sorted(rows, key=lambda r: (r.per_hour, r.entry.gpus or 0))
+
+
+def cheapest_reply(answer: Answer, notes: list[str], cloud: str | None = None) -> str:
+    rows = _rows(answer, cloud)
+    where = f" on {cloud_name(cloud)}" if cloud is not None else ""
+    if not rows:
+        lines = [f"*{answer.model} fits no GPU type{where} of the catalog that has a list price*"]
+    else:
+        best = rows[0]
+        lines = [f"*Cheapest per hour{where} for {answer.model}: {best.what()} "
+                 f"(~${best.per_hour:,.2f}/h at catalog prices)*"]
+        lines += [f"• {r.what()}: ~${r.per_hour:,.2f}/h, {gb(r.entry.per_gpu_total or 0)} per GPU, "
+                  f"{r.entry.layout}" for r in rows[:CHEAPEST_SHOWN]]
+        lines.append("Catalog list prices per GPU-hour" + (
+            ", for every GPU of the instances (the cloud's own price may differ)" if cloud else "")
+            + "; the report link lists every GPU type.")
+    # each row has its own layout: the request's layout defaults would contradict them
+    lines += assumptions_lines(notes, [a for a in answer.assumptions
+                                       if a.origin == "stated" or a.field not in LAYOUT_FIELDS])
+    return safe("\n".join(lines))

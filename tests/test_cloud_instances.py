@@ -1,0 +1,49 @@
+"""'What instance on AWS?': the cheapest GPUs that cloud rents, as the instances that hold them."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+from ask_support import ask
+
+from service.core.hardware.clouds import cloud_ids, instances_for
+from service.core.hardware.gpus import all_gpus
+from service.parser import parse
+
+
+def test_every_cloud_gpu_is_in_the_catalog_and_every_cloud_has_sources() -> None:
+    raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
+    ids = {g.id for g in all_gpus()}
+    for cloud in raw["clouds"].values():
+        assert cloud["sources"]
+        assert all(item["gpu"] in ids for item in cloud["instances"])
+    assert set(cloud_ids()) == {"aws", "gcp", "azure"}
+
+
+def test_a_job_takes_the_smallest_instance_that_holds_it_else_whole_large_ones() -> None:
+    two_l40s = instances_for("aws", "l40s-48gb", 2)
+    assert two_l40s is not None and two_l40s.describe() == "g6e.12xlarge" and two_l40s.gpus == 4
+    sixteen = instances_for("aws", "h100-80gb", 16)
+    assert sixteen is not None and sixteen.describe() == "2x p5.48xlarge"
+    assert instances_for("aws", "mi300x-192gb", 8) is None  # AWS rents no MI300X
+    one = instances_for("gcp", "h100-80gb", 1)
+    assert one is not None and one.describe() == "a3-highgpu-1g"
+
+
+def test_which_instance_on_a_cloud_is_read_as_that_clouds_cheapest_list() -> None:
+    parsed = parse("need to serve qwen2.5 72b awq for ~40 users, 8k context each. what instance "
+                   "on aws?")
+    assert parsed.cheapest and parsed.cloud == "aws"
+    assert parse("which gcp instance for llama 3.1 70b lora?").cloud == "gcp"
+    assert parse("cheapest gpu to serve mistral 7b").cloud is None
+
+
+def test_the_reply_names_instances_and_prices_them_whole() -> None:
+    reply = ask("need to serve qwen2.5 72b awq for ~40 users, 8k context each. what instance on "
+                "aws?").reply
+    assert reply.startswith("*Cheapest per hour on AWS for qwen2.5-72b:")
+    assert "4x L40S 48GB (g6e.12xlarge)" in reply
+    assert "A40" not in reply and "MI300X" not in reply  # not rented on AWS
+    reply = ask("cheapest azure vm to serve mistral 7b").reply
+    assert "2x T4 16GB (Standard_NC64as_T4_v3, 2 spare)" in reply
