@@ -100,3 +100,25 @@ def test_a_stated_mfu_of_an_fp8_run_is_read_against_the_bf16_peak() -> None:
     said = {a.field: a for a in plan_of(replace(ask, precision="fp8")).compute.assumptions}
     assert said["mfu"].value == 0.45 and said["mfu"].origin == "stated"
     assert "bf16 peak" in said["plan.fp8_mfu"].why
+
+
+def test_with_no_gpu_count_the_gpu_hours_lead_not_the_days_on_the_fewest_gpus() -> None:
+    """'Cost to train an 8B on 15T tokens on H100s' had led with 11,981 days on the 2 GPUs that
+    hold it (held-out set 22, review 21): the GPU-hours and the cost lead, with the GPUs that
+    finish in a month."""
+    from ask_support import ask
+
+    reply = ask("rough cost to train a llama3 8b-style model on 15T tokens, H100 at $2.50/hr").reply
+    head = reply.splitlines()[0]
+    assert head.startswith("*575,096 GPU-hours* · *≈$1,437,741*")
+    assert "no GPU count given: 11,981.2 days on the 2 GPUs that hold it, 30 days on about 799" \
+        in head
+    stated = ask("days to pretrain a 7B on 1T tokens with 64 H100s").reply.splitlines()[0]
+    assert stated.startswith("*22.1 days*") and "on 64 GPUs" in stated
+
+
+def test_a_time_question_on_gpus_it_does_not_fit_yet_still_gets_a_time() -> None:
+    answer = compute_answer(EstimateRequest(model="llama-3-8b", task="finetune", tokens=1e8,
+                                            gpu="a100-80gb", gpu_count=1)).answer
+    assert answer.fits is False and answer.compute is not None
+    assert 15 < answer.compute.seconds / 3600 < 18  # 5.5e18 FLOPs at 30% of 312 TFLOP/s

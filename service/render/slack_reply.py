@@ -86,15 +86,31 @@ def band_line(answer: Answer) -> str:
     return f"Likely {band.low_bytes / 1e9:,.1f}-{band.high_bytes / 1e9:,.1f} GB per GPU ({basis})"
 
 
-def time_line(c: ComputeEntry) -> str:
-    """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'."""
+# a month of wall-clock time: what "how many GPUs to finish" is quoted against without a count
+MONTH_DAYS = 30
+
+
+def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> str:
+    """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'. With no count
+    stated the GPU-hours lead: the count is then only the fewest that hold the job, and its days
+    (11,981 on 2 H100s for a 15T-token 8B) say nothing a budget needs."""
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
     plural = "s" if c.gpus != 1 else ""
     took = f"{c.days:,.1f} days" if c.days >= 1 else f"{c.days * 24:,.1f} hours"
-    line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
-            f"GPU-hours · {c.total_flops:.2g} FLOPs")
+    if count_stated:
+        line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
+                f"GPU-hours · {c.total_flops:.2g} FLOPs")
+    else:
+        line = (f"*{c.gpu_hours:,.0f} GPU-hours*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
+                f"given: {took} on the {c.gpus:,} GPU{plural} that hold it")
+        if c.days > MONTH_DAYS:
+            month = -(-c.gpu_hours // (MONTH_DAYS * 24))
+            line += (f", {MONTH_DAYS} days on about {month:,.0f} (time scales as 1/GPUs at the "
+                     "same MFU; large clusters often run lower)")
     if c.cost_usd is None:  # the catalog has no price for this GPU
         line += " · no catalog price for this GPU: say one (e.g. `$3.50/h`) for the cost"
+    if not fits:
+        line += " · if it fit as the leanest layout: the fix below adds its own step time"
     return line
 
 
@@ -182,13 +198,19 @@ def assumptions_lines(notes: list[str], assumptions: list[Assumption]) -> list[s
     return lines
 
 
+def _count_stated(answer: Answer) -> bool:
+    return any(a.field == "gpu_count" and a.origin == "stated" for a in answer.assumptions) \
+        or (answer.planner is not None and answer.planner.mode == "given")
+
+
 def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None = None,
                    time_first: bool = False) -> str:
     """The reply for one answered request; ``notes``: how the question was read; ``time_first``:
     a time or cost question, whose days and dollars lead."""
     lines = [f"*{_verdict(answer)}*"]
     if answer.compute is not None:
-        lines.insert(0 if time_first else 1, time_line(answer.compute))
+        lines.insert(0 if time_first else 1, time_line(answer.compute, _count_stated(answer),
+                                                         answer.fits is not False))
     planner = answer.planner
     # on the given GPUs where the stated layout does not fit (serving: where the planner splits
     # them otherwise), the verdict (and its band) is the planner's layout there: the one that

@@ -88,7 +88,14 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
     stack = layout_stack(resolved, lean.layout) if lean is not None else ""
     if stack:
         notes += [a for a in (stack_assumption(resolved, stack),) if a is not None]
+    # a time question on GPUs the job does not fit yet: the time of its leanest layout there
+    # (the reply says a fix adds its own step time)
+    compute = time_and_cost(resolved, lean_estimate.job) \
+        if lean_estimate is not None and count is not None else None
+    if compute is not None:
+        notes += compute.assumptions
     return replace(base, gpus=count,
+                compute=compute,
                 layout=lean.layout if lean is not None else None,
                 stack=stack,
                 estimate=lean_estimate,
