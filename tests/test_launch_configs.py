@@ -208,6 +208,11 @@ def test_serving_commands_agree_with_the_plan(name: str) -> None:
             return
         assert int(_value(argv, "--tp-size") or 0) == fit.tp
         assert int(_value(argv, "--context-length") or 0) == fit.context
+        # SGLang's static share is the weights and the KV pool only: below vLLM's budget
+        static = float(_value(argv, "--mem-fraction-static") or 0)
+        gpu = plan.gpu
+        assert static < fit.memory_fraction
+        assert static <= (fit.weights_bytes + fit.kv_budget_bytes) / gpu.memory_bytes_usable
         one_server = fit.nodes == 1 and SERVING[name].model not in MOE_MODELS
         assert int(_value(argv, "--dp-size") or 1) == (fit.replicas if one_server else 1)
 
@@ -256,6 +261,9 @@ def test_serving_loads_the_chat_checkpoint_and_training_the_base() -> None:
     _, fp8 = launch_of(R(model="llama-4-maverick", task="infer", quantization="fp8",
                          gpu="h200-141gb", gpu_count=8))
     assert "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8" in fp8["vllm"].argv
+    _, fp8 = launch_of(R(model="llama-3.1-405b", task="infer", quantization="fp8",
+                         gpu="h200-141gb", gpu_count=8))
+    assert "meta-llama/Llama-3.1-405B-Instruct-FP8" in fp8["vllm"].argv
     _, trained = launch_of(R(model="llama-3.1-8b", task="finetune", gpu="h100-80gb",
                              gpu_count=8))
     assert not any("Instruct" in w for config in trained.values() for w in config.argv)

@@ -7,6 +7,8 @@ model's native checkpoint format is read from its config, so no flag)."""
 
 from __future__ import annotations
 
+import math
+
 from service.core.hardware.gpus import Gpu
 from service.core.job.resolve import ResolvedJob
 from service.core.launch.launch_shape import ModelRef, model_note, shell_line
@@ -139,6 +141,20 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
                         (*head, *options), tuple(notes))
 
 
+def _static_fraction(resolved: ResolvedJob, fit: ServingFit) -> tuple[float, tuple[str, ...]]:
+    """SGLang's --mem-fraction-static is the share for the weights and the KV cache pool only
+    (sglang ``server_args``: activations, CUDA graphs and NCCL come out of the rest), unlike
+    vLLM's --gpu-memory-utilization, which the sizing here follows: the weights plus the KV
+    budget over the GPU's memory, rounded down (a stated fraction is kept)."""
+    gpu = resolved.job.gpu
+    if resolved.pinned("memory_headroom") or gpu is None:
+        return fit.memory_fraction, ()
+    static = math.floor((fit.weights_bytes + fit.kv_budget_bytes) / gpu.memory_bytes_usable * 100)
+    return static / 100, (
+        f"--mem-fraction-static {static / 100:.2f}: the weights and the KV cache pool sized here; "
+        f"activations and CUDA graphs take the rest of the {fit.memory_fraction:.0%} budget",)
+
+
 def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
     formats = _formats(resolved, SGLANG_QUANT, SGLANG_KV)
     if formats is None:
@@ -160,13 +176,13 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     running, running_note = _running(resolved, fit)
     if fit.expert_parallel:  # the cap is the server's; each DP attention rank takes 1/N of it
         running *= fit.replicas
+    static, static_note = _static_fraction(resolved, fit)
     options += ["--context-length", str(fit.context), "--max-running-requests",
-                str(running), "--mem-fraction-static", f"{fit.memory_fraction:.2f}",
-                *formats[0]]
+                str(running), "--mem-fraction-static", f"{static:.2f}", *formats[0]]
     options += _lora_flags(resolved, "--max-loras-per-batch", None)
     if ref.remote_code:
         options.append("--trust-remote-code")
-    notes = [*formats[1], *dp_note, *running_note, *model_note(ref)]
+    notes = [*formats[1], *dp_note, *running_note, *static_note, *model_note(ref)]
     if fit.nodes > 1 and fit.replicas == 1:
         notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "
                      "--dist-init-addr on each")
