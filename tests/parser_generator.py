@@ -122,20 +122,24 @@ def context(r: random.Random, n: int) -> str:
 
 
 def users(r: random.Random, n: int) -> tuple[str, str]:
-    """(text, field): concurrency words give ``concurrent``; a serving batch gives ``batch``."""
+    """(text, field): concurrency words give ``concurrent``; a serving batch gives ``batch``; an
+    engine's cap (``--max-num-seqs``) gives ``max_num_seqs``."""
     if n == 1:
         return r.choice(("1 user", "a single user", "one user", "1 concurrent user")), "concurrent"
     forms = (f"{n} users", f"for {n} concurrent", f"{n} concurrent users", f"{n} parallel requests",
              f"{n} concurrent requests", f"concurrency {n}", f"concurrency={n}", f"{n} simultaneous users",
              f"{n} concurrent", f"{n} concurrent sequences", f"{n} reqs in parallel",
-             f"max {n} concurrent", f"{n} ppl at once", f"{n} concurrent streams", f"max_num_seqs {n}",
+             f"max {n} concurrent", f"{n} ppl at once", f"{n} concurrent streams",
              f"{n} concurrent chats", f"{n} active sessions", f"up to {n} users at a time",
              f"{n} users in parallel",
-             f"--max-num-seqs {n}", f"max_concurrency={n}", f"{n} simultaneous requests",
+             f"max_concurrency={n}", f"{n} simultaneous requests",
              f"{n} users concurrently",
              f"{n} concurrent clients")
     if r.random() < 0.2:
         return r.choice((f"batch {n}", f"bs={n}", f"batch size {n}", f"batch of {n}")), "batch"
+    if r.random() < 0.1:
+        return r.choice((f"max_num_seqs {n}", f"--max-num-seqs {n}",
+                         f"--max-running-requests {n}")), "max_num_seqs"
     return r.choice(forms), "concurrent"
 
 

@@ -76,7 +76,7 @@ def test_any_order_binds_the_same(order: tuple[str, ...]) -> None:
     ("32768-token context", "seq_len", 32768), ("8k tokens of context", "seq_len", 8192),
     ("8 users", "concurrent", 8), ("for 8 concurrent", "concurrent", 8),
     ("8 parallel requests", "concurrent", 8), ("16k users", "concurrent", 16000), ("bs=8", "batch", 8),
-    ("max_num_seqs 64", "concurrent", 64),
+    ("max_num_seqs 64", "max_num_seqs", 64),
 ])
 def test_serving_keywords_on_either_side(phrase: str, field: str, value: int) -> None:
     assert parse(f"serve llama 3 8b {phrase} on 2 h100").merged[field] == value
@@ -104,7 +104,7 @@ def test_numbers_not_used_are_named_in_the_reply() -> None:
 PASTES = [
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 4 --max-model-len 32768 "
      "--max-num-seqs 64 --kv-cache-dtype fp8 --quantization awq",
-     {"tp": 4, "seq_len": 32768, "concurrent": 64, "kv_cache_dtype": "fp8", "quantization": "awq"}),
+     {"tp": 4, "seq_len": 32768, "max_num_seqs": 64, "kv_cache_dtype": "fp8", "quantization": "awq"}),
     ("python -m sglang.launch_server --model-path Qwen/Qwen2.5-72B-Instruct --tp 4 --context-length 32768 "
      "--mem-fraction-static 0.85", {"tp": 4, "seq_len": 32768, "memory_headroom": 0.85}),
     ("torchrun --nnodes 2 --nproc_per_node 8 train.py --model llama-3-8b", {"nodes": 2, "gpu_count": 16}),

@@ -43,6 +43,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("seq_len~k", frozenset({"k"}), 64, 10_000_000, (256, 2_097_152)),  # "4k sequences"
     Attribute("_prompt", LENGTH, 16, 10_000_000, (128, 2_097_152)),
     Attribute("concurrent", PLAIN | {"k"}, 1, 1_000_000, (1, 10_000)),
+    Attribute("max_num_seqs", PLAIN, 1, 1_000_000, (1, 4096)),
     Attribute("_users", PLAIN | {"k"}, 1, 1_000_000, (1, 10_000)),  # at once, unless said otherwise
     Attribute("_users_total", PLAIN | {"k", "m"}, 1, 10_000_000_000, (10, 10_000_000)),
     Attribute("_batch", PLAIN, 1, 100_000, (1, 1024)),

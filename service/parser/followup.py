@@ -20,7 +20,7 @@ MODEL_GROUP = ("model", "params_b", "arch")
 TRAIN_ONLY = ("zero_stage", "optimizer", "micro_batch", "global_batch", "recompute", "offload",
               "finetune_method", "lora_rank", "lora_targets", "framework", "tokens", "mfu",
               "precision", "shard_group", "price_per_gpu_hour")
-SERVE_ONLY = ("concurrent", "batch", "kv_cache_dtype")
+SERVE_ONLY = ("concurrent", "batch", "kv_cache_dtype", "max_num_seqs")
 LORA_ONLY = ("lora_rank", "lora_targets")
 _MAX_TEXT = 200
 _SIZE_IN_ID = re.compile(r"(?<![\d.])\d+(?:\.\d+)?b\b")  # "llama-3.1-8b", "mixtral-8x7b"

@@ -55,7 +55,8 @@ def task(cue: Cues, ordered: dict[str, list[Any]], previous: dict[str, Any], low
         return found
     if ordered.get("finetune_method") or ordered.get("lora_rank"):
         return "finetune"
-    if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent", "_users")) or \
+    if any(ordered.get(k) for k in ("quantization", "kv_cache_dtype", "concurrent", "max_num_seqs",
+                                     "_users")) or \
             any(d in ("int4", "int8") for d in ordered.get("_dtype", [])):
         return "infer"
     if any(ordered.get(k) for k in _TRAINING_FIELDS) or (low and _SEQ_WORD.search(low)):

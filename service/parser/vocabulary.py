@@ -77,9 +77,13 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         messages a day, messages per day, messages day, tickets a day, tickets per day
     """),
     ("concurrent", "A", """
-        concurrency, max num seqs, max running requests, max concurrent requests, max concurrency,
-        num concurrent, concurrent requests, max concurrent, max num sequences, num seqs, max sequences,
+        concurrency, max concurrent requests, max concurrency,
+        num concurrent, concurrent requests, max concurrent, num seqs, max sequences,
         num users
+    """),
+    # a serving engine's cap (vLLM --max-num-seqs, SGLang --max-running-requests): not a need
+    ("max_num_seqs", "A", """
+        max num seqs, max running requests, max num sequences
     """),
     ("_batch", "A", """
         batch, batch size, bs, bsz, batch of, decode batch, max batch size, batch sz, batchsize

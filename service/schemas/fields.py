@@ -90,6 +90,11 @@ DOCS: dict[str, tuple[str, Any]] = {
     "kv_cache_dtype": ("KV cache dtype when serving. Default auto (16-bit).", "fp8"),
     "batch": ("Sequences served together. Default 1.", 8),
     "concurrent": ("Concurrent sequences to serve (same as batch). Default 1.", 32),
+    "max_num_seqs": ("Serving: the engine's cap on sequences running at once (vLLM --max-num-seqs, "
+                     "SGLang --max-running-requests), not a requirement: the engine starts when "
+                     "one full-length sequence fits, and queues or preempts past what its KV "
+                     "cache holds. The answer says how many fit at full length. Default none.",
+                     64),
     "gpu": ("GPU id or alias (`a100-40gb`, `H100`, `4090`). Default: none (the answer lists "
             "the fewest GPUs of every type).", "a100-40gb"),
     "gpu_count": ("How many GPUs. Default: the planner finds the fewest.", 8),

@@ -76,6 +76,8 @@ SANITY: dict[str, SizeLimit] = {
                     "few hundred per layer; 4,096 is past them all"),
     "lora_rank": SizeLimit(1, 65_536, "a rank past the hidden size adds nothing, and no model's "
                            "hidden size reaches 65,536"),
+    "max_num_seqs": SizeLimit(1, 1_000_000, "vLLM's --max-num-seqs defaults to 256 to 1,024; a "
+                              "million running sequences is far past any server"),
     "lora_slots": SizeLimit(1, 1024, "vLLM serves a handful to a few dozen adapters at once "
                             "(--max-loras); 1,024 slots of rank 16 would outweigh a 70B model"),
     "tokens": SizeLimit(1.0, 1e16, "the largest published training runs use a few tens of "

@@ -25,6 +25,7 @@ INT_RANGES: dict[str, tuple[int, int]] = {
     "lora_slots": (1, 1024),
     "batch": (1, 1_000_000),
     "concurrent": (1, 1_000_000),
+    "max_num_seqs": (1, 1_000_000),
     "gpu_count": (1, 1_000_000),
     "nodes": (1, 100_000),
     "gpus_per_node": (1, 1024),
@@ -84,6 +85,7 @@ class EstimateRequest:
     kv_cache_dtype: str | None = None
     batch: int | None = None
     concurrent: int | None = None
+    max_num_seqs: int | None = None  # serving: the engine's cap (vLLM --max-num-seqs), not a need
     gpu: str | None = None
     gpu_count: int | None = None
     nodes: int | None = None

@@ -85,6 +85,8 @@ def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:
     if task is None:
         if req.lora_slots:
             task, why = "infer", "LoRA adapters to serve (lora_slots)"
+        elif req.max_num_seqs:
+            task, why = "infer", "a serving engine's cap on sequences (max_num_seqs)"
         elif req.lora_rank or req.finetune_method or req.objective not in (None, "sft"):
             task, why = "finetune", "a LoRA rank, fine-tuning method or preference objective"
         elif req.quantization and req.quantization != "nf4":
@@ -282,8 +284,13 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         if req.concurrent is not None or req.batch is not None:
             notes.add(stated("concurrent" if req.concurrent is not None else "batch",
                              req.concurrent or req.batch or 1))
+        elif req.max_num_seqs:
+            notes.add(default("concurrent", 1, "the engine starts when one full-length sequence "
+                              "fits; --max-num-seqs is a cap, not a need"))
         else:
             notes.add(default("concurrent", 1, "one sequence at a time"))
+        if req.max_num_seqs:
+            notes.add(stated("max_num_seqs", req.max_num_seqs))
     megatron_like = par.tp > 1 or par.pp > 1 or par.sequence_parallel
     act_model = choice("activation_model",
                        req.activation_model or ("megatron" if megatron_like else "hf"),
@@ -311,6 +318,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
         offload=_offload(req, par), lora_rank=req.lora_rank or 16, lora_targets=lora_targets,
         lora_slots=(req.lora_slots or 0) if task == "infer" else 0,
         quantization=quant, kv_cache_dtype=kv_dtype, batch=req.batch or req.concurrent or 1,
+        max_num_seqs=(req.max_num_seqs or 0) if task == "infer" else 0,
         gpu=gpu, activation_model=act_model, overhead_model=overhead_model,
         cuda_context_bytes=req.cuda_context_bytes, allocator_reserve=req.allocator_reserve,
     )

@@ -73,6 +73,7 @@ class Job:
     quantization: str = "none"
     kv_cache_dtype: str = "auto"
     batch: int = 1  # serving: sequences decoded together
+    max_num_seqs: int = 0  # serving: the engine's cap on running sequences (0: none stated)
     gpu: Gpu | None = None
     activation_model: str = "hf"
     overhead_model: str = "measured"

@@ -68,6 +68,11 @@ def _running(resolved: ResolvedJob, fit: ServingFit) -> tuple[int, tuple[str, ..
     cache has at the full context (a cap of the default one sequence would serve one at a
     time)."""
     room = fit.max_concurrent // fit.replicas  # each replica schedules its own sequences
+    cap = resolved.job.max_num_seqs
+    if cap and not (resolved.pinned("concurrent") or resolved.pinned("batch")):
+        return cap, ((f"--max-num-seqs {cap} as given: {room:,} fit at {fit.context:,} tokens"
+                      + (" per replica" if fit.replicas > 1 else "")
+                      + "; past that the engine queues or preempts"),) if room < cap else ()
     if resolved.pinned("concurrent") or resolved.pinned("batch") or room < 1:
         return fit.per_replica, ()
     return max(fit.per_replica, room), (

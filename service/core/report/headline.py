@@ -42,6 +42,12 @@ def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
                "no valid tensor/pipeline split"
     shape = fit.shape()
     where = f"{fit.gpus}x {name}" + (f" ({fit.nodes} nodes)" if fit.nodes > 1 else "")
+    cap = plan.estimate.job.max_num_seqs if plan.estimate is not None else 0
+    if fit.fits and cap and fit.sequences == 1:  # a pasted --max-num-seqs: a cap, not a need
+        return f"Starts {plan.model_id} on {where} ({shape}): room for " \
+               f"{counted(fit.max_concurrent, 'sequence')} at the full {fit.context:,} tokens " \
+               f"of the {cap:,} --max-num-seqs allows; more when they are shorter, and past " \
+               "that the engine queues new requests (vLLM preempts)"
     if fit.fits:
         return f"Serves {plan.model_id} at {what} on {where} ({shape}); up to " \
                f"{counted(fit.max_concurrent, 'concurrent sequence')} at {fit.context:,} tokens"

@@ -1,0 +1,38 @@
+"""A pasted --max-num-seqs is the engine's cap, not a need: vLLM starts when one full-length
+sequence fits, and queues or preempts past what its KV cache holds (review 20: such commands
+had been judged 'Does not serve' with 16 GPUs as the fix)."""
+
+from __future__ import annotations
+
+from ask_support import ask
+
+from service.answers import compute_answer
+from service.core.job.request import EstimateRequest
+
+PASTED = ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --max-model-len "
+          "32768 --gpu-memory-utilization 0.92 --max-num-seqs 64 on 4x H100 80GB, will it fit?")
+
+
+def test_a_pasted_command_starts_and_says_how_many_fit_at_full_length() -> None:
+    result = ask(PASTED)
+    assert result.parsed["max_num_seqs"] == 64 and "concurrent" not in result.parsed
+    head = result.reply.splitlines()[0]
+    assert head.startswith("*Starts llama-3.1-70b on 4x H100 80GB SXM (TP=4): room for 15 "
+                           "sequences at the full 32,768 tokens of the 64 --max-num-seqs allows")
+
+
+def test_the_launch_command_keeps_the_cap_and_says_what_fits() -> None:
+    answer = compute_answer(EstimateRequest(
+        model="llama-3.1-70b", task="infer", tp=4, seq_len=32768, memory_headroom=0.92,
+        max_num_seqs=64, gpu="h100-80gb", gpu_count=4)).answer
+    vllm = answer.launch["vllm"]
+    assert vllm.argv[vllm.argv.index("--max-num-seqs") + 1] == "64"
+    assert any("15 fit at 32,768 tokens" in note for note in vllm.notes)
+    assert answer.fits
+
+
+def test_a_stated_concurrency_is_still_a_need() -> None:
+    answer = compute_answer(EstimateRequest(
+        model="llama-3.1-70b", task="infer", tp=4, seq_len=32768, concurrent=64,
+        max_num_seqs=64, gpu="h100-80gb", gpu_count=4)).answer
+    assert answer.verdict.startswith("Does not serve 32,768 tokens x 64 sequences")
