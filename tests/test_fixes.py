@@ -245,3 +245,14 @@ def test_a_comparison_where_neither_side_fits_names_the_closest_and_its_fix() ->
     assert "Neither fits on 8 GPUs as asked; *ZeRO-3* comes closest (11.3 GB short). Fix: " \
         in reply
     assert "Fewer GPUs needed" not in reply
+
+
+def test_an_fp8_kv_cache_is_weighed_where_it_does_not_close_the_gap_alone() -> None:
+    """Review 20: Qwen3-235B fp8 at 32k x 100 on 8 H100s needs 24 as asked, 16 with an fp8 KV
+    cache; a fix that queues requests says what the fp8 KV cache adds."""
+    plan = plan_of(R(model="qwen3-235b-a22b", task="infer", quantization="fp8", seq_len=32768,
+                     concurrent=100, tp=8, gpu="h100-80gb", gpu_count=8))
+    found = fixes(plan)
+    assert "57 at once with an fp8 KV cache" in found[0].note
+    more = next(f for f in found if f.kind == "more_gpus")
+    assert more.gpus == 16 and more.changes["kv_cache_dtype"] == "fp8"

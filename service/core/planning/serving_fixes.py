@@ -110,7 +110,9 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
         if 0 < trial.max_concurrent < job.batch:
             fixes.append(_fix(base, f"{trial.max_concurrent:,} sequences at once instead of "
                               f"{job.batch:,}", trial, gpu, "the other requests wait in the "
-                              "queue: lower throughput", {"concurrent": trial.max_concurrent}))
+                              "queue: lower throughput" + _with_kv_step(lean, steps, base, gpu,
+                                                                       tp, pp, evaluate),
+                              {"concurrent": trial.max_concurrent}))
         context = _longest_context(lean, gpu, tp, pp, evaluate)
         if context:
             trial = evaluate(replace(lean, seq_len=context), gpu, tp, pp)
@@ -127,12 +129,25 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
     return (fixes[0] if fixes else None), fixes[1:SHOWN_FIXES]
 
 
+def _with_kv_step(lean: Job, steps: list[ServingStep], base: list[ServingStep], gpu: Gpu,
+                  tp: int, pp: int, evaluate: Evaluate) -> str:
+    """What the KV cache step would add to a fix that queues requests, when the step did not
+    close the gap alone (Qwen2.5-72B AWQ on 2 L40S at 16k: 7 at once, 14 with an fp8 KV cache)."""
+    kv = next((s for s in steps if s.part == "kv" and s not in base), None)
+    if kv is None:
+        return ""
+    more = evaluate(kv.job(lean), gpu, tp, pp).max_concurrent
+    return f"; {more:,} at once with an {kv.what}" if more > 0 else ""
+
+
 def _fewer_quantized(job: Job, gpu: Gpu, steps: list[ServingStep], min_gpus: int,
                      fewest: Fewest) -> list[Fix]:
-    """More GPUs of the type with a weight format that needs fewer of them than the job as
-    asked (Llama 3.1 70B on 4090s: 8 in bf16, 2 with AWQ int4), the fewest of the formats."""
+    """More GPUs of the type with a weight or KV format that needs fewer of them than the job as
+    asked (Llama 3.1 70B on 4090s: 8 in bf16, 2 with AWQ int4; Qwen3-235B fp8 at 32k x 100 on
+    H100s: 24 as asked, 16 with an fp8 KV cache), the fewest; on a tie the smaller quality cost
+    (fp8 weights, then the fp8 KV cache, then 4-bit weights)."""
     best: tuple[ServingStep, ServingFit] | None = None
-    for step in (s for s in steps if s.part == "weights"):
+    for step in sorted(steps, key=lambda s: s.cost == QUALITY_INT4):
         found = fewest(step.job(job), gpu)
         if found is not None and found.gpus < min_gpus and (best is None or found.gpus < best[1].gpus):
             best = (step, found)
