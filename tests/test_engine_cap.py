@@ -36,3 +36,13 @@ def test_a_stated_concurrency_is_still_a_need() -> None:
         model="llama-3.1-70b", task="infer", tp=4, seq_len=32768, concurrent=64,
         max_num_seqs=64, gpu="h100-80gb", gpu_count=4)).answer
     assert answer.verdict.startswith("Does not serve 32,768 tokens x 64 sequences")
+
+
+def test_replicas_of_a_tp_group_are_engines_without_pipeline_stages() -> None:
+    """'TP=4 or 2 replicas of TP=2' on 4 L40S: the TP=2 side is 2 engines of 2 GPUs, not TP=2 x
+    PP=2 (review 20)."""
+    reply = ask("deepseek-r1-distill-qwen-32b on 4x L40S, vllm, 32k context, 16 users; TP=4 or 2 "
+                "replicas of TP=2?").reply
+    assert "*TP=2*: Does not serve 32,768 tokens x 16 sequences on 4x L40S 48GB (2 replicas of " \
+        "TP=2): room for 2 sequences" in reply
+    assert "*TP=4* comes closest" in reply

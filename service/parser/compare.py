@@ -73,6 +73,8 @@ def label(field: str, value: Any, extra: dict[str, Any] | None = None) -> str:
         return f"{count}x {name}" if count else name
     if field == "zero_stage":
         return f"ZeRO-{value}"
+    if field in ("tp", "pp", "cp", "ep"):
+        return f"{field.upper()}={value}"
     if field == "finetune_method":
         return _METHOD.get(str(value), str(value))
     if field in ("model", "quantization", "precision", "optimizer"):

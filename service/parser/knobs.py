@@ -64,6 +64,9 @@ RULES: tuple[Rule, ...] = (
     # "no TP", "without pipeline parallelism": that dimension is 1
     _r(rf"\b{_NO}(?:tp|tensor[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "tp", 1),
     _r(rf"\b{_NO}(?:pp|pipeline[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "pp", 1),
+    # "2 replicas of TP=2": engines of TP GPUs each, no pipeline stages
+    _r(r"\breplicas?\s+(?:of|with|at)(?=\s+(?:tp|tensor[\s\-_]*parallel))", "pp", 1,
+       "replicas of a TP group: one engine per replica, no pipeline stages"),
     _r(r"\bq[\s\-]?lora\b", "finetune_method", "qlora", "QLoRA = LoRA on a 4-bit NF4 base"),
     _r(r"\blora\b", "finetune_method", "lora"),
     _r(r"--?enable[\-_]lora\b|\benable_lora\s*=\s*true\b", "_lora_enabled", True),
@@ -241,7 +244,7 @@ def _dtype(match: re.Match[str]) -> str:
 
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "tp": ("tp", "tensor"), "pp": ("pp", "pipeline"), "kv_cache_dtype": ("kv",),
+    "tp": ("tp", "tensor"), "pp": ("pp", "pipeline", "replica"), "kv_cache_dtype": ("kv",),
     "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
     "_lora_enabled": ("lora",),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
