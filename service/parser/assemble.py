@@ -9,6 +9,7 @@ from typing import Any
 from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
+from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
@@ -119,6 +120,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                           scan.low, notes)
     if not how_many:
         rules.serving_gpus(fields, notes)
+    expert_parallel_on(fields, bool(ordered.get("_ep_on")), notes)
     if "params_b" in fields and not fields.keys() & {"model", "arch"} and compare_field is None:
         sibling = same_family(prev.get("model"), fields["params_b"])
         if sibling is not None:  # "what about the 405b?"

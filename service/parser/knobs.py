@@ -64,6 +64,12 @@ RULES: tuple[Rule, ...] = (
     # "no TP", "without pipeline parallelism": that dimension is 1
     _r(rf"\b{_NO}(?:tp|tensor[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "tp", 1),
     _r(rf"\b{_NO}(?:pp|pipeline[\s\-_]*(?:model[\s\-_]*)?parallel(?:ism)?)\b", "pp", 1),
+    # "EP on", vLLM's --enable-expert-parallel: the experts over every GPU of the server (its
+    # size is the GPUs over the TP size: ``rules.expert_parallel_on``)
+    _r(r"\bep\s+(?:on|enabled|yes|true)\b|--enable-expert-parallel\b|\benable_expert_parallel\b"
+       r"|\bwith\s+expert[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|degree|=|:|of|\d))"
+       r"|\b(?:and|\+)\s+expert[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|degree|=|:|of|\d))",
+       "_ep_on", True),
     # "2 replicas of TP=2": engines of TP GPUs each, no pipeline stages
     _r(r"\breplicas?\s+(?:of|with|at)(?=\s+(?:tp|tensor[\s\-_]*parallel))", "pp", 1,
        "replicas of a TP group: one engine per replica, no pipeline stages"),
@@ -244,7 +250,8 @@ def _dtype(match: re.Match[str]) -> str:
 
 # Every match of a field's rules contains one of these: the rules only look near them.
 _TRIGGERS: dict[str, tuple[str, ...]] = {
-    "tp": ("tp", "tensor"), "pp": ("pp", "pipeline", "replica"), "kv_cache_dtype": ("kv",),
+    "tp": ("tp", "tensor"), "pp": ("pp", "pipeline", "replica"), "_ep_on": ("ep", "expert"),
+    "kv_cache_dtype": ("kv",),
     "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
     "_lora_enabled": ("lora",),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
