@@ -46,3 +46,11 @@ def test_replicas_of_a_tp_group_are_engines_without_pipeline_stages() -> None:
     assert "*TP=2*: Does not serve 32,768 tokens x 16 sequences on 4x L40S 48GB (2 replicas of " \
         "TP=2): room for 2 sequences" in reply
     assert "*TP=4* comes closest" in reply
+
+
+def test_an_mla_moe_over_two_nodes_runs_attention_data_parallel_not_pipeline_stages() -> None:
+    """DeepSeek-V3 at 32k x 64 on H100s had been TP=2 x PP=8; SGLang's and vLLM's multi-node
+    recipes run attention data parallel with the experts split over every GPU (review 20)."""
+    reply = ask("how many H100s to serve deepseek-v3 at 32k context with 64 concurrent requests "
+                "on sglang?").reply
+    assert "on 16x H100 80GB SXM (2 nodes) (DP=16 attention + EP=16)" in reply.splitlines()[0]

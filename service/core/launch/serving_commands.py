@@ -126,6 +126,12 @@ def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Launch
         dp_note: tuple[str, ...] = (
             f"{fit.replicas} data-parallel attention ranks, each with its own KV cache and "
             f"--max-num-seqs sequences; the routed experts are split over them",)
+        if fit.nodes > 1:  # vLLM's multi-node data-parallel deployment
+            local = fit.gpus // fit.nodes // fit.tp
+            dp_note += (f"across {fit.nodes} nodes, on the first add --data-parallel-size-local "
+                        f"{local} --data-parallel-address <its IP> --data-parallel-rpc-port 13345; "
+                        f"on node k (1..{fit.nodes - 1}) the same with --headless "
+                        f"--data-parallel-start-rank {local}*k",)
         if fit.tp > 1:  # vLLM's expert-parallel group is every rank: TP x DP
             dp_note += (f"vLLM splits the routed experts over all TP x DP = {fit.gpus} GPUs: "
                         f"fewer per GPU than the EP={fit.replicas} sized here",)
@@ -188,7 +194,7 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
     if ref.remote_code:
         options.append("--trust-remote-code")
     notes = [*formats[1], *dp_note, *running_note, *static_note, *model_note(ref)]
-    if fit.nodes > 1 and fit.replicas == 1:
+    if fit.nodes > 1 and (fit.replicas == 1 or fit.expert_parallel):
         notes.append(f"across {fit.nodes} nodes add --nnodes {fit.nodes}, --node-rank and "
                      "--dist-init-addr on each")
     return LaunchConfig("sglang", "SGLang server", "shell", None, shell_line(head, options),

@@ -104,11 +104,14 @@ def evaluate(job: Job, gpu: Gpu, tp: int, pp: int, per_node: int,
 
 
 def expert_parallel_ok(job: Job, gpus: int, per_node: int, stated: StatedShape) -> bool:
-    """Data-parallel attention with expert parallelism inside a node, for MLA MoE models
-    (DeepSeek-V2/V3, Kimi K2): their latent KV cache cannot be split by heads, so under TP every
-    rank holds all of it; vLLM's and SGLang's DeepSeek recipes run attention data parallel and
-    the experts expert parallel instead. On vLLM or SGLang, with no TP or PP stated."""
+    """Data-parallel attention with expert parallelism inside a node or over whole nodes, for
+    MLA MoE models (DeepSeek-V2/V3, Kimi K2): their latent KV cache cannot be split by heads, so
+    under TP every rank holds all of it; vLLM's and SGLang's DeepSeek recipes run attention data
+    parallel and the experts expert parallel instead, across nodes too (vLLM's multi-node
+    data-parallel deployment, SGLang's --enable-dp-attention over --nnodes), where pipeline
+    stages would not cut the time per token. On vLLM or SGLang, with no TP or PP stated."""
     moe = job.arch.moe
-    return (moe is not None and job.arch.mla is not None and 2 <= gpus <= per_node
+    return (moe is not None and job.arch.mla is not None
+            and (2 <= gpus <= per_node or (gpus > per_node and gpus % per_node == 0))
             and moe.experts % gpus == 0 and stated.replicas and stated.tp is None
             and stated.pp is None and job.framework in ("vllm", "sglang"))
