@@ -47,3 +47,14 @@ def test_the_reply_names_instances_and_prices_them_whole() -> None:
     assert "A40" not in reply and "MI300X" not in reply  # not rented on AWS
     reply = ask("cheapest azure vm to serve mistral 7b").reply
     assert "2x T4 16GB (Standard_NC64as_T4_v3, 2 spare)" in reply
+
+
+def test_the_cheapest_fine_tune_with_no_method_also_prices_lora_and_qlora() -> None:
+    """'Cheapest way to fine-tune Llama 3.3 70B?' had listed only full fine-tunes (40 A40s)
+    (held-out set 22)."""
+    reply = ask("cheapest way to finetune llama 3.3 70b?").reply
+    last = reply.splitlines()[-1]
+    assert last.startswith("Full fine-tuning is what is sized above; the cheapest per hour with "
+                           "LoRA: ")
+    assert "; with QLoRA (4-bit NF4 base): " in last
+    assert "Full fine-tuning is what" not in ask("cheapest gpu to qlora llama 3.3 70b").reply

@@ -8,9 +8,10 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from service.asking.ask_types import AskAnswer, CompareSide, Comparison
+from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
 from service.asking.largest_fit import limit_line
+from service.asking.method_options import cheaper_methods
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest, request_fields
@@ -28,16 +29,6 @@ from service.work_pool import PoolBusy
 
 FALLBACK = "Sorry, I couldn't work that one out. " + reply.HOW_TO_ASK
 MODEL_FIELDS = ("model", "params_b", "arch")
-
-
-class Refused(Exception):
-    """The engine could not answer these fields: a friendly sentence and the field at fault."""
-
-    def __init__(self, sentence: str, field: str | None, unknown: bool) -> None:
-        super().__init__(sentence)
-        self.sentence = sentence
-        self.field = field
-        self.unknown = unknown
 
 
 class Asker:
@@ -124,6 +115,10 @@ class Asker:
                 head = head[:-1] + f" ({p.scope.headline})*"
             text = head + "\n" + reply.plain(p.scope.line) + ("\n" + rest if rest else "")
         text += await self._qlora_tip(p, answer)
+        if p.cheapest:
+            methods = await cheaper_methods(self.answer_fields, p.merged, p.cloud)
+            if methods:
+                text += "\n" + reply.plain(methods)
         limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:
             text += "\n" + reply.plain(limit)

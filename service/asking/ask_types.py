@@ -37,3 +37,13 @@ class AskAnswer:
     compare: Comparison | None = None
     ignored: list[str] | None = None
     link: str | None = None
+
+
+class Refused(Exception):
+    """The engine could not answer these fields: a friendly sentence and the field at fault."""
+
+    def __init__(self, sentence: str, field: str | None, unknown: bool) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+        self.field = field
+        self.unknown = unknown

@@ -44,6 +44,12 @@ def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
     return sorted(rows, key=lambda r: (r.per_hour, r.entry.gpus or 0))
 
 
+def cheapest_option(answer: Answer, cloud: str | None = None) -> str | None:
+    """'2x A100 80GB SXM (≈$3.58/h)': the cheapest row, for a line about another setup."""
+    rows = _rows(answer, cloud)
+    return f"{rows[0].what()} (~${rows[0].per_hour:,.2f}/h)" if rows else None
+
+
 def cheapest_reply(answer: Answer, notes: list[str], cloud: str | None = None) -> str:
     rows = _rows(answer, cloud)
     where = f" on {cloud_name(cloud)}" if cloud is not None else ""
