@@ -70,7 +70,9 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
         return []
     cost = f", ${c.cost_usd:,.0f}" if c.cost_usd is not None else ""
     return [f"{title}: {c.total_flops:.3g} FLOPs ({c.formula}); {c.seconds:,.3g} s = "
-            f"{c.days:,.1f} days on {counted(c.gpus, 'GPU')}, {c.gpu_hours:,.0f} GPU-hours{cost}"]
+            f"{c.days:,.1f} days on {counted(c.gpus, 'GPU')}"
+            + (f" ({c.days_range[0]:,.1f}-{c.days_range[1]:,.1f} at the default MFU ±25%)"
+               if c.days_range else "") + f", {c.gpu_hours:,.0f} GPU-hours{cost}"]
 
 
 def _planner_lines(p: PlannerEntry, band_line: str | None, fix: str = "Fix") -> list[str]:

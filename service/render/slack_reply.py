@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
+from service.core.compute.time_cost import MFU_SPREAD
 from service.core.job.assumptions import Assumption
 from service.core.report.answer_types import (
     Answer,
@@ -86,6 +87,12 @@ def band_line(answer: Answer) -> str:
     return f"Likely {band.low_bytes / 1e9:,.1f}-{band.high_bytes / 1e9:,.1f} GB per GPU ({basis})"
 
 
+def _duration(days: float) -> str:
+    if days >= 1:
+        return f"{days:,.1f} days"
+    return f"{days * 24:,.1f} hours" if days * 24 >= 1 else f"{days * 1440:,.0f} minutes"
+
+
 # a month of wall-clock time: what "how many GPUs to finish" is quoted against without a count
 MONTH_DAYS = 30
 
@@ -96,12 +103,21 @@ def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> 
     (11,981 on 2 H100s for a 15T-token 8B) say nothing a budget needs."""
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
     plural = "s" if c.gpus != 1 else ""
-    took = f"{c.days:,.1f} days" if c.days >= 1 else f"{c.days * 24:,.1f} hours"
+    took = _duration(c.days)
     if count_stated:
+        if c.days_range:  # the default MFU: the days at the spread around it
+            low, high = _duration(c.days_range[0]), _duration(c.days_range[1])
+            if low.split()[1] == high.split()[1]:
+                low = low.split()[0]
+            took += f" ({low}-{high} at MFU ±{MFU_SPREAD:.0%})"
         line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
                 f"GPU-hours · {c.total_flops:.2g} FLOPs")
     else:
-        line = (f"*{c.gpu_hours:,.0f} GPU-hours*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
+        hours = f"{c.gpu_hours:,.0f} GPU-hours"
+        if c.days_range:
+            low_h, high_h = (c.gpu_hours * d / c.days for d in c.days_range)
+            hours += f" ({low_h:,.0f}-{high_h:,.0f} at MFU ±{MFU_SPREAD:.0%})"
+        line = (f"*{hours}*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
                 f"given: {took} on the {c.gpus:,} GPU{plural} that hold it")
         if c.days > MONTH_DAYS:
             month = -(-c.gpu_hours // (MONTH_DAYS * 24))

@@ -51,7 +51,9 @@ def compute(answer: Answer) -> str:
     return ("<h2>Time and cost</h2><table id=compute class=stack><tr><th>FLOPs</th>"
             "<th>days</th><th>GPU-hours</th><th>cost</th><th>formula</th></tr><tr>"
             + _cell("FLOPs", f"{c.total_flops:.3g}", "n")
-            + _cell(f"days on {c.gpus:,} GPUs", f"{c.days:,.1f}", "n")
+            + _cell(f"days on {c.gpus:,} GPUs", f"{c.days:,.1f}" + (
+                f" ({c.days_range[0]:,.1f}-{c.days_range[1]:,.1f} at the default MFU ±25%)"
+                if c.days_range else ""), "n")
             + _cell("GPU-hours", f"{c.gpu_hours:,.0f}", "n") + _cell("cost", cost, "n")
             + _cell("formula", f"<code>{escape(c.formula)}</code>") + "</tr></table>")
 

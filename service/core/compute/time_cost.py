@@ -35,6 +35,15 @@ class TimeAndCost:
     full: ComputeEstimate
     textbook: ComputeEstimate
     assumptions: tuple[Assumption, ...]
+    mfu_assumed: bool = False  # the MFU is the default: the time is a range (``MFU_SPREAD``)
+
+
+# A default MFU is a middle value: public pretraining runs reached from about 30% to 50% of the
+# bf16 peak in model FLOPs (Llama 3 405B 38-43%, Llama 3 paper table 4; MPT-7B about 40%, its
+# 9.5 days on 440 A100s; StarCoder about 32%, 320,256 A100-hours for 1T tokens; Llama 2 70B
+# about 46%, 1.72M A100-hours for 2T tokens), so a time on the default is given with the days
+# at the default x (1 - 0.25) and x (1 + 0.25)
+MFU_SPREAD = 0.25
 
 
 def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
@@ -75,7 +84,8 @@ def time_and_cost(resolved: ResolvedJob, job: Job) -> TimeAndCost | None:
                              include_attention=not textbook,
                              trainable=None if textbook else trainable)
 
-    return TimeAndCost(run(textbook=False), run(textbook=True), tuple(notes))
+    return TimeAndCost(run(textbook=False), run(textbook=True), tuple(notes),
+                       resolved.mfu is None)
 
 
 def _stated_fp8_mfu(gpu: Gpu, peak_precision: str, mfu: float, notes: list[Assumption]) -> float:

@@ -5,6 +5,8 @@ modelled exactly (``model/caveats.py``)."""
 from __future__ import annotations
 
 from service.core.job.assumptions import Assumption, derived
+from service.core.model.formats import QUANT_BITS
+from service.core.model.linears import expert_weight_params
 from service.core.model.lookup import ResolvedModel
 from service.core.model.presets import lookup_preset
 
@@ -60,8 +62,11 @@ def model_notes(model: ResolvedModel, task: str, method: str, precision: str,
             "peft utils/other.py prepare_model_for_kbit_training"))
     moe = model.arch.moe
     if method == "qlora" and moe is not None and moe.fused_experts:
+        experts = expert_weight_params(model.arch) * model.param_scale
         notes.append(derived(
-            "qlora.experts", "16-bit, cast to fp32",
+            "qlora.experts", f"16-bit, cast to fp32: {experts * 4 / 1e9:,.0f} GB for the whole "
+            f"model (in NF4, as with transformers 4.x: {experts * QUANT_BITS['nf4'] / 8 / 1e9:,.0f} "
+            "GB)",
             "bitsandbytes 4-bit replaces nn.Linear modules; transformers 5 stores routed experts "
             "as fused 3-D parameters, so they are not quantized and peft's "
             "prepare_model_for_kbit_training casts them to fp32 (transformers 4.x, or a stack "

@@ -77,6 +77,9 @@ class ComputeEntry:
     compute_optimal_tokens: float
     formula: str
     gpus: int
+    # with the default MFU: the days at that MFU x (1 + spread) and x (1 - spread); null when
+    # the MFU was stated
+    days_range: list[float] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.core.compute.time_cost import TimeAndCost, time_and_cost
+from service.core.compute.time_cost import MFU_SPREAD, TimeAndCost, time_and_cost
 from service.core.compute.training_time import ComputeEstimate
 from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
@@ -87,11 +87,14 @@ def plan_layout(plan: Plan) -> LayoutEntry | None:
     return None
 
 
-def compute_entry(c: ComputeEstimate | None, gpus: int) -> ComputeEntry | None:
+def compute_entry(c: ComputeEstimate | None, gpus: int,
+                  assumed_mfu: bool = False) -> ComputeEntry | None:
     if c is None:
         return None
+    days_range = [round(c.days / (1 + MFU_SPREAD), 4), round(c.days / (1 - MFU_SPREAD), 4)] \
+        if assumed_mfu else None
     return ComputeEntry(c.flops_per_token, c.total_flops, c.seconds, c.days, c.gpu_hours, c.cost,
-                        c.compute_optimal_tokens, c.formula, gpus)
+                        c.compute_optimal_tokens, c.formula, gpus, days_range)
 
 
 def _figures(label: str, layout: LayoutEntry, est: Estimate) -> LayoutFigures:
@@ -204,7 +207,7 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         plan=layout, peak_phase=shown.peak_phase, cpu_offload_bytes=shown.cpu_offload_bytes,
         formulas=formula_entries(shown), assumptions=list(assumptions),
         details=dict(shown.details),
-        compute=compute_entry(time.full, gpus) if time else None,
+        compute=compute_entry(time.full, gpus, time.mfu_assumed) if time else None,
         compute_6nd=compute_entry(time.textbook, gpus) if time else None,
         as_stated=as_stated,
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
