@@ -75,6 +75,8 @@ def _replaced(finding: Finding, later: list[Finding], marks: list[int]) -> bool:
 def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
     ordered = ordered_values(scan, corrections=not cue.compare)
+    if ordered.get("_dataset_len") and not ordered.get("seq_len"):
+        ordered["seq_len"] = ordered["_dataset_len"]
     notes: list[str] = []
     task = rules.task(cue, ordered, prev, scan.low)
     if not (cue.task(None) or prev.get("task")):  # no task word: say how it was read
@@ -181,15 +183,28 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
-                  scope=RL_SCOPE if ordered.get("_rl") else None)
+                  scope=_rl_scope(ordered.get("_rl", [None])[0]))
 
 
 # RL with generation: the engine sizes one trained model (the policy)
 RL_SCOPE = Scope("the policy model only",
                  "These figures are the policy model alone: PPO also trains a critic (a second "
                  "model as large, with its own optimizer state) and holds a reward and a reference "
-                 "model, and PPO/GRPO generate with a rollout engine (a vLLM share of each GPU when "
+                 "model, and generates with a rollout engine (a vLLM share of each GPU when "
                  "colocated); none of those is counted.")
+# GRPO and RLOO have no critic: the group's rewards are the baseline (TRL GRPOTrainer)
+GROUP_RL_SCOPE = Scope("the policy model only",
+                       "These figures are the policy model alone: GRPO/RLOO also hold a reference "
+                       "model (unless beta is 0) and a reward model when the reward is not a "
+                       "function, and generate with a rollout engine (a vLLM share of each GPU "
+                       "when colocated, or GPUs of its own in server mode); none of those is "
+                       "counted. There is no critic.")
+
+
+def _rl_scope(algorithm: object) -> Scope | None:
+    if not isinstance(algorithm, str):
+        return None
+    return GROUP_RL_SCOPE if algorithm.lower() in ("grpo", "rloo") else RL_SCOPE
 
 
 def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> list[str]:

@@ -17,7 +17,7 @@ from service.parser.types import Finding, Variant
 COMPARABLE = ("model", "gpu", "zero_stage", "finetune_method", "framework", "quantization",
               "kv_cache_dtype", "precision", "optimizer", "recompute", "seq_len", "gpu_count",
               "lora_rank", "tp", "pp", "cp", "micro_batch", "offload", "flash_attn", "concurrent",
-              "nodes")
+              "nodes", "lora_targets")
 _SHARED_NOUN = re.compile(
     r"(?<![\w.\-])([\w.\-]{1,24})\s+(vs\.?|versus|or)\s+([\w.\-]{1,24})\s+(kv[\s\-_]*cache|kv|recompute|recomputation|"
     r"checkpointing|context(?:\s+length)?|ctx|seq(?:uence)?(?:\s+len(?:gth)?)?|weights|training|"
@@ -81,6 +81,8 @@ def label(field: str, value: Any, extra: dict[str, Any] | None = None) -> str:
         return str(value)
     if field == "params_b":
         return f"{value:g}B"
+    if field == "lora_targets":
+        return "LoRA on attention" if value == "attention" else "LoRA on all linear layers"
     if field == "kv_cache_dtype":
         return f"{value} KV cache"
     if field == "flash_attn":

@@ -1,7 +1,7 @@
 """Training data given as examples and their length: "1M samples of 512 tokens", "200k
 conversations of ~2k tokens", "50,000 docs x 4096 tokens each", "50k samples averaging 800
 tokens" (a mean length: the product is still the data's tokens). The tokens are the product (for
-time and cost) and the length is the sequence length; both said back.
+time and cost) and the length is the sequence length where none is said; both said back.
 """
 
 from __future__ import annotations
@@ -35,4 +35,5 @@ def find_dataset_size(scan: Scan) -> None:
         tokens = count * length
         written = " ".join(scan.text[m.start():m.end()].split())
         scan.add("tokens", tokens, m.start(), m.end(), f"{written} = {tokens:.3g} training tokens")
-        scan.add("seq_len", int(length), m.start(), m.end(), claim=False)
+        # the examples' mean length is the sequence length unless one is said ("seq 1024")
+        scan.add("_dataset_len", int(length), m.start(), m.end(), claim=False)

@@ -17,7 +17,8 @@ _FINETUNE = re.compile(
     r"adapters?|(?:dpo|rlhf|ppo|grpo|orpo|kto|simpo|ipo|cpo|rloo|sft|reward)(?:[_\-]?(?:trainer|config))?|"
     r"reward\s+model(?:l?ing)?|"
     r"preference\s+(?:optimi[sz]ation|tuning)|alignment\s+tuning|tune\s+run|(?:full|q?lora)_finetune_\w+|"
-    r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit)\b"
+    r"instruction[\s\-]tun\w*|post[\s\-]?train\w*|lora_r|lora_alpha|loraconfig|load_in_4bit|dora|"
+    r"use_dora|unsloth)\b"
     # a script named for it: "train_sft.py", "run_dpo.py", "finetune.py"
     r"|(?<![\w\-])\w*?[_\-]?(?:sft|dpo|orpo|kto|grpo|finetune|fine_tune|lora)[_\-]?\w*?\.py\b")
 _SERVE = re.compile(
@@ -85,8 +86,9 @@ _HELP_QUESTION = re.compile(
     r"|(?:which|what)\s+(?:models?|gpus?)(?:\s+(?:and|&|or)\s+(?:models?|gpus?))?\s+(?:do|can|does)\s+"
     r"(?:you|it|fitcheck|the\s+bot)\s+(?:know|support|cover|handle)"
     r"|what\s+(?:can|does)\s+(?:fitcheck|the\s+bot|this\s+bot)\s+(?:answer|do|know)"
-    r"|what\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
-    r"\s+(?:pass|give|set|use|send)|what\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
+    r"|what\s+(?:can|do)\s+you\s+(?:answer|know|tell\s+me)\s+about"
+    r"|(?:what|which)\s+(?:options|fields|settings|parameters|params|flags|knobs)\s+(?:can|do|should)\s+i"
+    r"\s+(?:pass|give|set|use|send)|(?:what|which)\s+(?:options|fields|settings|parameters|params|flags|knobs|words)"
     r"\s+(?:do|can|does)\s+(?:you|it|fitcheck|the\s+bot)\s+(?:understand|read|take|accept|know|support)"
     r"|how\s+(?:do|can)\s+i\s+(?:get|share|find|copy)\s+(?:a\s+|the\s+)?(?:perma)?link)\b")
 # a model of one's own ("how do I give you a custom model?", "a way to register our internal

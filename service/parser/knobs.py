@@ -80,21 +80,30 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bpeft\b|\blora_r\b|\bloraconfig\b|\blora_alpha\b", "_adapter", True),
     _r(r"\bfull(?:y)?[\s\-]*(?:param(?:eter)?s?[\s\-]*)?(?:fine[\s\-]?tun\w*|ft|sft|finetun\w*)"
        r"|full[\s\-]?weight\s+fine"
-       r"|\bfull[\s\-]*param(?:eter)?s?\b|\bfinetuning_type\s*[=:]\s*[\"']?full\b",  # LLaMA-Factory
+       r"|\bfull[\s\-]*param(?:eter)?s?\b|\bfinetuning_type\s*[=:]\s*[\"']?full\b"  # LLaMA-Factory
+       # "SFT llama-3.1-8b full, liger on" (the model's name is claimed before this is read)
+       r"|(?<=\s\s)full(?=\s*[,;)])",
        "finetune_method", "full"),
+    # DoRA (peft use_dora): LoRA plus a magnitude vector per adapted linear
+    _r(r"\bdora\b|\buse_dora\b", "finetune_method", "lora",
+       "DoRA sized as LoRA: its magnitude vectors are small, but its weight-norm step holds each "
+       "adapted layer's full weight during the forward (peft: more memory than LoRA), not counted"),
     _r(r"(?:^|[,;(/]|\s-)\s*full(?:\s+(?:run|tune|training))?\s*(?=[,;)/]|\s-\s|$)",
        "finetune_method", "full",
        "'full' in a fine-tuning question read as full fine-tuning (every weight trains)"),
     # preference objectives (RLHF with generation, PPO/GRPO, is not one: it is left unread)
     _r(r"\b(dpo|ipo|kto|orpo|simpo|cpo)(?:[_\-]?(?:trainer|config))?\b", "objective", S,  # TRL's DPOTrainer
        "preference objective: chosen and rejected sequences, and a reference model for DPO/IPO/KTO"),
-    _r(r"\b(?:grpo|ppo|rloo|rlhf|reinforce\+\+)(?:[_\-]?(?:trainer|config))?\b", "_rl", True,
+    _r(r"\b(grpo|ppo|rloo|rlhf|reinforce\+\+)(?:[_\-]?(?:trainer|config))?\b", "_rl", S,
        "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
        "critic models are not counted"),
     # a reward model (TRL RewardTrainer): a score head, not an LM head
     _r(r"\breward[\s\-_]*model(?:l?ing)?\b|\brewardtrainer\b|\breward[\s\-_]*trainer\b", "_reward", True,
        "reward model sized as fine-tuning with its LM head and vocab logits (its score head has "
        "neither): an upper bound; chosen and rejected completions are not doubled"),
+    # "we're NOT using deepspeed, just plain DDP": a framework denied is not the stack
+    _r(r"\b(?:not|no|without|never|don'?t|aren'?t)\s+(?:even\s+)?(?:using\s+|use\s+|with\s+|on\s+|"
+       r"running\s+)?(?:deep[\s\-]?speed|fsdp2?|megatron)\b", "_framework_denied", True),
     # frameworks (read without claiming: "fsdp" also names a ZeRO stage)
     _r(r"\b(?:use_)?fsdp2?\b|\bhsdp\b|\bfsdp_(?:config|sharding_strategy|offload_params|version)\b"
        r"|\btorch[\s\-]?titan\b", "framework", "fsdp"),  # torchtitan trains with FSDP2
@@ -133,7 +142,10 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b8[\s\-]?bit\s+lion\b|\blion[\s\-]*8[\s\-]?bit\b", "optimizer", "lion_8bit"),
     _r(r"\blion\b", "optimizer", "lion"),
     _r(r"\b(?:paged_)?adamw?(?:_hf|_32bit|_torch_\w+)?\b", "optimizer", "adamw"),
-    # recompute
+    # recompute: "do I need gradient checkpointing?" asks; the planner's answer says
+    _r(r"\b(?:do|does|would|will|should)\s+(?:i|we|you|it|they)\s+(?:need|have\s+to|require|want)\s+"
+       rf"(?:to\s+)?(?:use\s+|turn\s+on\s+|enable\s+)?(?:full\s+|selective\s+)?{_CKPT}",
+       "_recompute_asked", True),
     _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
        rf"|\b(?:full\s+)?(?:ac|gc){_OFF}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
@@ -252,18 +264,20 @@ def _dtype(match: re.Match[str]) -> str:
 _TRIGGERS: dict[str, tuple[str, ...]] = {
     "tp": ("tp", "tensor"), "pp": ("pp", "pipeline", "replica"), "_ep_on": ("ep", "expert"),
     "kv_cache_dtype": ("kv",),
-    "finetune_method": ("lora", "full"), "_adapter": ("lora", "peft"),
+    "finetune_method": ("lora", "full", "dora"), "_adapter": ("lora", "peft"),
     "_lora_enabled": ("lora",),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
     "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"), "_reward": ("reward",),
+    "_framework_denied": ("deep", "fsdp", "megatron"),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),
     "zero_stage": ("zero", "z0", "z1", "z2", "z3", "ds", "deepspeed", "stage", "shard", "grad", "hsdp",
                    "hybrid", "fsdp", "ddp", "data", "distributed"),
     "optimizer": ("adam", "sgd", "momentum", "ada", "lion", "fused", "paged", "bnb"),
     # fsdp_activation_checkpointing too
     "recompute": ("ckpt", "checkpoint", "recomp", "selective", "ac", "gc"),
+    "_recompute_asked": ("ckpt", "checkpoint", "recomp"),
     "flash_attn": ("flash", "fa2", "fa3", "sdpa", "eager", "vanilla", "naive", "attn"),
     "chunked_loss": ("liger", "cross", "chunked", "unsloth"),
     "concurrent": ("me", "user", "personal", "just", "only"),

@@ -30,7 +30,8 @@ TRAIN_TASK_NOTE = "read as full training (say `lora` or `serve` otherwise)"
 # fields only a training job has: with one of them and no task word, the job trains
 _TRAINING_FIELDS = ("tp", "pp", "cp", "zero_stage", "micro_batch", "global_batch", "recompute",
                     "optimizer", "offload", "tokens", "mfu", "_grad_accum", "_dp", "_epochs",
-                    "sequence_parallel", "virtual_stages", "arch", "_offload_asked")
+                    "sequence_parallel", "virtual_stages", "arch", "_offload_asked",
+                    "_recompute_asked")
 # ("max seq len" is also a server's limit: neither side's word)
 _SEQ_WORD = re.compile(
     r"(?<!max\s)(?<!max_)(?<!max-)\b(?:seq(?:uence)?s?(?:[\s_\-]*len(?:gth)?)?|block_size)\b")
