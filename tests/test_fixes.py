@@ -60,8 +60,8 @@ def test_qlora_of_a_70b_on_one_3090_offloads_the_base_or_goes_to_more_3090s() ->
 
 
 def test_a_32b_full_fine_tune_on_4_a100s_offloads_or_adds_a100s() -> None:
-    plan = plan_of(R(model="qwen2.5-32b", task="finetune", zero_stage=3, seq_len=4096,
-                     gpu="a100-40gb", gpu_count=4))
+    plan = plan_of(R(model="qwen2.5-32b", task="finetune", finetune_method="full", zero_stage=3,
+                     seq_len=4096, gpu="a100-40gb", gpu_count=4))
     found = fixes(plan)
     assert any("offload" in f.change for f in found)
     assert any(f.kind == "more_gpus" and f.gpu_id == "a100-40gb" for f in found)
@@ -256,3 +256,14 @@ def test_an_fp8_kv_cache_is_weighed_where_it_does_not_close_the_gap_alone() -> N
     assert "57 at once with an fp8 KV cache" in found[0].note
     more = next(f for f in found if f.kind == "more_gpus")
     assert more.gpus == 16 and more.changes["kv_cache_dtype"] == "fp8"
+
+
+def test_a_fine_tune_with_no_method_said_is_offered_lora_first() -> None:
+    """'Is 24gb enough to finetune a 7b': full fine-tuning is what is sized (the default), and
+    LoRA, then QLoRA, are the fixes an engineer names (held-out set 23)."""
+    found = fixes(plan_of(R(params_b=7, task="finetune", gpu="rtx4090-24gb", gpu_count=1)))
+    assert found[0].changes == {"finetune_method": "lora"}
+    assert found[1].changes["finetune_method"] == "qlora"
+    stated = fixes(plan_of(R(params_b=7, task="finetune", finetune_method="full",
+                             gpu="rtx4090-24gb", gpu_count=1)))
+    assert all(f.changes.get("finetune_method") is None for f in stated)

@@ -175,7 +175,16 @@ def job_steps(resolved: ResolvedJob, chunking: bool) -> Iterator[Step]:
                    "optimizer state in 8 bits: on par with 32-bit Adam in the bitsandbytes paper",
                    job=_with_job(lambda r: replace(r.job, optimizer="adamw_8bit"), "optimizer"),
                    carries=True)
-    if job.finetune_method == "lora":
+    unsaid_full = job.task == "finetune" and job.finetune_method == "full" \
+        and not resolved.pinned("finetune_method")
+    if unsaid_full:  # "is 24gb enough to finetune a 7b": the method was not said
+        yield Step("LoRA (rank 16) instead of a full fine-tune", {"finetune_method": "lora"},
+                   "adapters train, the base is frozen: close to a full fine-tune for "
+                   "instruction tuning (LoRA paper), weaker at learning new knowledge (Biderman "
+                   "et al. 2024, 'LoRA Learns Less and Forgets Less')",
+                   job=_with_job(lambda r: replace(r.job, finetune_method="lora"),
+                                 "finetune_method"), carries=True)
+    if job.finetune_method == "lora" or unsaid_full:
         yield Step("QLoRA: LoRA on a 4-bit NF4 base",
                    {"finetune_method": "qlora", "quantization": "nf4"},
                    "NF4 base: on par with 16-bit LoRA in the QLoRA paper; ~30% slower steps",
