@@ -415,3 +415,14 @@ def test_megatron_on_amd_gpus_points_at_rocms_build() -> None:
     assert any("ROCm/Megatron-LM" in n for n in amd.launch["megatron"].notes)
     nvidia = compute_answer(EstimateRequest(model="glm-4.5-air", gpu="h100-80gb")).answer
     assert not any("ROCm" in n for n in nvidia.launch["megatron"].notes)
+
+
+def test_megatron_moe_configs_name_their_dense_layers_and_all_to_all_dispatch() -> None:
+    """Review 22: DeepSeek-V3's first 3 layers are dense (--moe-layer-freq), expert parallelism
+    dispatches all-to-all, and the rope note names Llama 3's base only for Llama 3."""
+    _, launch = launch_of(R(model="deepseek-v3", pp=16, ep=64, seq_len=4096,
+                            gpu="h800-80gb", gpu_count=2048))
+    argv = launch["megatron"].argv
+    assert _value(argv, "--moe-layer-freq") == "[0]*3+[1]*58"
+    assert _value(argv, "--moe-token-dispatcher-type") == "alltoall"
+    assert not any("500000" in note for note in launch["megatron"].notes)

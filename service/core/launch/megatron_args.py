@@ -112,12 +112,33 @@ def model_args(arch: Architecture, seq_len: int) -> list[str]:
     return args
 
 
+def _moe_layer_freq(arch: Architecture) -> list[str]:
+    """--moe-layer-freq as the Python list expression Megatron evaluates (0 dense, 1 MoE):
+    DeepSeek-V3's 3 dense layers then 58 MoE, "[0]*3+[1]*58"; Llama 4 Maverick's alternating
+    layers, "([0]*1+[1])*24". Every layer MoE needs none (the default 1)."""
+    moe = arch.moe
+    if moe is None or (moe.dense_layers == 0 and moe.layer_step == 1):
+        return []
+    first, step = moe.dense_layers, moe.layer_step
+    rest = arch.layers - first
+    if rest % step:
+        return []
+    dense = f"[0]*{first}+" if first else ""
+    pattern = f"[1]*{rest}" if step == 1 else f"([0]*{step - 1}+[1])*{rest // step}"
+    return ["--moe-layer-freq", dense + pattern]
+
+
 def megatron_args(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef) -> list[str]:
     """The arguments after ``pretrain_gpt.py``."""
     # fp8: Transformer Engine's linears in FP8, E4M3 forward and E5M2 gradients ("hybrid")
     precision = {"bf16": ["--bf16"], "fp8": ["--bf16", "--fp8-format", "hybrid"],
                  "fp16": ["--fp16"]}.get(shape.precision, [])
-    return [*parallel_args(layout, job),
+    moe: list[str] = []
+    if job.arch.moe is not None:
+        moe += _moe_layer_freq(job.arch)
+        if layout.ep > 1:  # Megatron's guide: all-to-all dispatch with expert parallelism
+            moe += ["--moe-token-dispatcher-type", "alltoall"]
+    return [*parallel_args(layout, job), *moe,
             "--micro-batch-size", str(shape.micro_batch),
             "--global-batch-size", str(shape.global_batch),
             *model_args(job.arch, job.seq_len), *precision,
@@ -133,8 +154,6 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
     if arch.linear_attention is not None or arch.vision is not None:
         notes.append("the arguments describe the decoder's attention layers only: "
                      "linear-attention and vision parts need Megatron's model specs")
-    if arch.moe is not None and (arch.moe.dense_layers or arch.moe.layer_step > 1):
-        notes.append("set --moe-layer-freq for the dense layers of this model")
     if job.gpu is not None and job.gpu.vendor == "amd":  # upstream's fused kernels are CUDA's
         notes.append("on AMD Instinct GPUs run AMD's ROCm build of Megatron-LM "
                      "(github.com/ROCm/Megatron-LM, with ROCm's Transformer Engine)")
@@ -146,8 +165,10 @@ def megatron_config(job: Job, layout: Layout, shape: LaunchShape, ref: ModelRef)
                      "(Megatron Bridge) and add --load <its folder> --finetune --no-load-optim, "
                      "or it trains from random weights")
     if arch.positions == "rotary":
-        notes.append("set --rotary-base to the model's rope_theta (Megatron's default is 10000; "
-                     "Llama 3 uses 500000) and --use-rope-scaling for Llama 3.1 and later")
+        llama3 = job.model_id.startswith(("llama-3", "llama3"))
+        notes.append("set --rotary-base to the model's rope_theta from its config.json "
+                     "(Megatron's default is 10000" + ("; Llama 3 uses 500000, and Llama 3.1 and "
+                     "later also --use-rope-scaling)" if llama3 else ")"))
     return LaunchConfig("megatron", "Megatron-LM arguments", "shell", None,
                         shell_line([SCRIPT], args),
                         None, tuple(argv), tuple(notes))
