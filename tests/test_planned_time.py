@@ -124,3 +124,15 @@ def test_a_time_question_on_gpus_it_does_not_fit_yet_still_gets_a_time() -> None
                                             gpu="a100-80gb", gpu_count=1)).answer
     assert answer.fits is False and answer.compute is not None
     assert 15 < answer.compute.seconds / 3600 < 18  # 5.5e18 FLOPs at 30% of 312 TFLOP/s
+
+
+def test_a_layout_that_fits_but_crawls_says_so() -> None:
+    """Review 22: DeepSeek-V3's fewest H100s fit with ZeRO-3 gathering the experts for every
+    micro-batch, a step the model rates far from the ideal; the reply had said nothing."""
+    from ask_support import ask
+
+    reply = ask("how many H100s do I need to pretrain DeepSeek-V3 at seq 4096?").reply
+    slow = next(line for line in reply.splitlines() if line.startswith("Slow: step time x"))
+    assert "ZeRO-3 communication" in slow and "It fits the memory, but a run would crawl" in slow
+    assert not any(line.startswith("Slow:") for line in
+                   ask("days to pretrain a 7B on 1T tokens with 64 H100s").reply.splitlines())

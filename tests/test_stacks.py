@@ -98,7 +98,8 @@ def test_cpu_offload_runs_inside_a_zero_stage() -> None:
     with pytest.raises(InvalidInput) as err:
         resolve(EstimateRequest(model="llama-3.1-8b", offload="optimizer", zero_stage=0))
     assert err.value.field == "offload"
-    ask = EstimateRequest(model="llama-3.1-8b", task="finetune", gpu="a100-80gb", gpu_count=1)
+    ask = EstimateRequest(model="llama-3.1-8b", task="finetune", finetune_method="full",
+                          gpu="a100-80gb", gpu_count=1)
     fix = plan_of(ask).fix
     assert fix is not None and fix.changes.get("offload") == "optimizer"
     opened = resolve(EstimateRequest.from_dict({**ask.stated(), **fix.changes}))

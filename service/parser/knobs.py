@@ -214,7 +214,7 @@ RULES: tuple[Rule, ...] = (
        "_offload_asked", True),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),
     _r(r"\binterleaved(?:[\s\-_]+(?:1f1b|pipeline|schedule|pp|virtual))?\b|\bvirtual[\s\-_]+(?:pipeline[\s\-_]+)?stages?\b"
-       r"|--num-layers-per-virtual-pipeline-stage\b|--virtual-pipeline-model-parallel-size\b",
+       r"|--virtual-pipeline-model-parallel-size\b",
        "pp_schedule", "interleaved", "interleaved 1F1B: each GPU holds several pipeline chunks"),
     _r(r"--sequence-parallel\b|\bsequence[\s\-_]*parallel(?:ism)?\b(?![\s\-_]*(?:size|=|\d))",
        "sequence_parallel", True),

@@ -151,6 +151,23 @@ def _named_shape(fields: dict[str, Any], notes: list[str]) -> bool:
     return True
 
 
+def virtual_from_layers(fields: dict[str, Any], per_chunk: Any, notes: list[str]) -> None:
+    """Megatron's --num-layers-per-virtual-pipeline-stage N: virtual stages = layers / (pp x N)
+    (Llama 3 70B's 80 layers, PP=4, 5 per chunk: 4 chunks per rank)."""
+    pp, arch = fields.get("pp"), fields.get("arch")
+    preset = lookup_preset(str(fields.get("model", "")))
+    layers = arch.get("layers") if isinstance(arch, dict) else (
+        preset.arch.layers if preset is not None else None)
+    if not isinstance(per_chunk, int) or per_chunk < 1 or "virtual_stages" in fields \
+            or not isinstance(pp, int) or not isinstance(layers, int) or layers % (pp * per_chunk):
+        return
+    chunks = layers // (pp * per_chunk)
+    if chunks > 1:
+        fields["virtual_stages"] = chunks
+        notes.append(f"{per_chunk} layers per virtual stage: {layers} layers / (PP {pp} x "
+                     f"{per_chunk}) = {chunks} virtual stages per rank")
+
+
 def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
     """Readings across fields (module docstring), in place."""
     if fields.get("virtual_stages", 1) > 1:  # "vpp 4": virtual stages are the interleaved schedule

@@ -139,6 +139,11 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         virtual pipeline size, virtual pipeline model parallel size, interleaved stages, chunks per stage,
         num virtual stages per pipeline rank, virtual stages per pipeline rank, model chunks
     """),
+    # Megatron's --num-layers-per-virtual-pipeline-stage: layers per chunk, not chunks
+    ("_layers_per_virtual_stage", "A", """
+        num layers per virtual pipeline stage, layers per virtual pipeline stage,
+        layers per virtual stage
+    """),
     ("tp", "A", """
         tp, tensor parallel, tensor parallelism, tensor parallel size, tensor model parallel size,
         tp size, tensor parallel degree, tp degree, tensor model parallel, tensor, tensor par,

@@ -9,19 +9,19 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from service.core.compute.time_cost import MFU_SPREAD
 from service.core.job.assumptions import Assumption
 from service.core.report.answer_types import (
     Answer,
-    ComputeEntry,
     LayoutEntry,
     PerGpuBytes,
+    PlannerEntry,
     ServingCostEntry,
 )
 from service.core.report.headline import fix_label, own_figures, own_layout_label, speaks_of_planner
 from service.core.units import GB, counted, gb, gib, human_count
 from service.render.assumption_text import short_assumption
 from service.render.cli_text import layout_text
+from service.render.slack_time import time_line
 
 _SHORT = {"weights": "weights", "gradients": "grads", "optimizer": "optimizer",
           "activations": "activations", "kv_cache": "KV cache", "temporary": "temp",
@@ -87,47 +87,22 @@ def band_line(answer: Answer) -> str:
     return f"Likely {band.low_bytes / 1e9:,.1f}-{band.high_bytes / 1e9:,.1f} GB per GPU ({basis})"
 
 
-def _duration(days: float) -> str:
-    if days >= 1:
-        return f"{days:,.1f} days"
-    return f"{days * 24:,.1f} hours" if days * 24 >= 1 else f"{days * 1440:,.0f} minutes"
+# a step this much slower than the ideal is what a run would notice first: said beside the fit
+SLOW_STEP = 2.0
 
 
-# a month of wall-clock time: what "how many GPUs to finish" is quoted against without a count
-MONTH_DAYS = 30
-
-
-def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> str:
-    """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'. With no count
-    stated the GPU-hours lead: the count is then only the fewest that hold the job, and its days
-    (11,981 on 2 H100s for a 15T-token 8B) say nothing a budget needs."""
-    cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
-    plural = "s" if c.gpus != 1 else ""
-    took = _duration(c.days)
-    if count_stated:
-        if c.days_range:  # the default MFU: the days at the spread around it
-            low, high = _duration(c.days_range[0]), _duration(c.days_range[1])
-            if low.split()[1] == high.split()[1]:
-                low = low.split()[0]
-            took += f" ({low}-{high} at MFU ±{MFU_SPREAD:.0%})"
-        line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
-                f"GPU-hours · {c.total_flops:.2g} FLOPs")
-    else:
-        hours = f"{c.gpu_hours:,.0f} GPU-hours"
-        if c.days_range:
-            low_h, high_h = (c.gpu_hours * d / c.days for d in c.days_range)
-            hours += f" ({low_h:,.0f}-{high_h:,.0f} at MFU ±{MFU_SPREAD:.0%})"
-        line = (f"*{hours}*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
-                f"given: {took} on the {c.gpus:,} GPU{plural} that hold it")
-        if c.days > MONTH_DAYS:
-            month = -(-c.gpu_hours // (MONTH_DAYS * 24))
-            line += (f", {MONTH_DAYS} days on about {month:,.0f} (time scales as 1/GPUs at the "
-                     "same MFU; large clusters often run lower)")
-    if c.cost_usd is None:  # the catalog has no price for this GPU
-        line += " · no catalog price for this GPU: say one (e.g. `$3.50/h`) for the cost"
-    if not fits:
-        line += " · if it fit as the leanest layout: the fix below adds its own step time"
-    return line
+def slow_line(planner: PlannerEntry | None) -> str | None:
+    """'Slow: step time x51.5 the ideal (data-parallel ZeRO-3 communication x34.5, ...)': a
+    layout that fits the memory but that the step-time model rates as far from the ideal
+    (DeepSeek-V3's fewest H100s: ZeRO-3 gathering the experts for every micro-batch)."""
+    if planner is None or not planner.fits or not planner.relative_step_time \
+            or planner.relative_step_time < SLOW_STEP:
+        return None
+    terms = sorted(planner.step_terms.items(), key=lambda t: -t[1])[:3]
+    why = ", ".join(f"{name} x{factor:.2f}" for name, factor in terms)
+    return (f"Slow: step time x{planner.relative_step_time:.1f} an ideal step ({why}). It fits "
+            "the memory, but a run would crawl: more GPUs, for a layout that needs less of "
+            "that, run faster")
 
 
 def serving_cost_line(cost: ServingCostEntry) -> str:
@@ -263,6 +238,9 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing
         lines.insert(1, f"Note: {limit.why}")
+    slow = slow_line(planner)
+    if slow:
+        lines.append(slow)
     serving = serving_line(answer, shown, per.kv_cache)
     if serving:
         lines.append(serving)

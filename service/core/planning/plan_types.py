@@ -202,6 +202,7 @@ class Plan:
     min_shape: str | None = None  # serving: how those fewest GPUs are split ("TP=4", "TP=1, PP=5")
     layout: Layout | None = None
     step_time: float | None = None
+    step_terms: tuple[tuple[str, float], ...] = ()  # what makes the chosen layout's step slower
     estimate: Estimate | None = None  # per-GPU breakdown of the chosen layout
     why: tuple[str, ...] = ()
     alternatives: tuple[Alternative, ...] = ()

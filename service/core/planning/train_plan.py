@@ -60,7 +60,7 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
         notes += [a for a in (stack_assumption(resolved, stack),) if a is not None]
         return replace(base, fits=True, gpus=best.layout.gpus, layout=best.layout,
                     stack=stack,
-                    step_time=best.step_time, estimate=estimate,
+                    step_time=best.step_time, step_terms=best.step_terms, estimate=estimate,
                     why=tuple(why_lines(searcher, best, chosen, miss if count is None else None,
                                         estimate, count is None)),
                     alternatives=tuple(alternatives(searcher, best, chosen,

@@ -177,6 +177,7 @@ class PlannerEntry:
     headroom: float
     layout: LayoutFigures | None
     relative_step_time: float | None
+    step_terms: dict[str, float]  # what slows the chosen layout's step (factor over ideal)
     why: list[str]
     alternatives: list[AlternativeEntry]
     shortfall_bytes: int | None

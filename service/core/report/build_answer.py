@@ -113,6 +113,7 @@ def planner_entry(plan: Plan) -> PlannerEntry:
         min_gpus=plan.min_gpus, budget_bytes=plan.budget_bytes, headroom=plan.headroom,
         layout=figures,
         relative_step_time=round(plan.step_time, 4) if plan.step_time else None,
+        step_terms={name: round(factor, 4) for name, factor in plan.step_terms if factor > 1.005},
         why=list(plan.why),
         alternatives=[AlternativeEntry(a.description, a.gpus, a.total_bytes, a.step_time,
                                        a.reason) for a in plan.alternatives],
