@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from engine_support import plan_of
@@ -104,3 +105,14 @@ def test_cpu_offload_runs_inside_a_zero_stage() -> None:
     assert fix is not None and fix.changes.get("offload") == "optimizer"
     opened = resolve(EstimateRequest.from_dict({**ask.stated(), **fix.changes}))
     assert opened.job.parallel.zero_stage >= 1
+
+
+def test_a_stated_pipeline_with_no_framework_runs_megatrons_distributed_optimizer() -> None:
+    """Review 22: Mixtral 8x22B at TP=2 PP=4 EP=8 on 256 H100s had been 'as written' with ZeRO-0
+    (101 GB, over) and re-shaped with CP=2; a pipeline runs on Megatron-LM, whose recipes use
+    the distributed optimizer, and then the layout fits as written (73 GB)."""
+    request = EstimateRequest(model="mixtral-8x22b", seq_len=4096, tp=2, pp=4, ep=8,
+                              global_batch=1024, gpu="h100-80gb", gpu_count=256)
+    assert resolve(request).job.parallel.zero_stage == 1
+    assert resolve(replace(request, zero_stage=0)).job.parallel.zero_stage == 0
+    assert resolve(replace(request, pp=None)).job.parallel.zero_stage == 0

@@ -79,11 +79,14 @@ def parallelism(req: EstimateRequest, task: str, per_node: int, model: ResolvedM
         if getattr(req, name) is not None:
             notes.add(stated(name, getattr(req, name)))
     zero = req.zero_stage if req.zero_stage is not None else 0
-    if task != "infer" and req.zero_stage is None and req.framework == "megatron" and dp * cp > 1:
+    # a stated pipeline with no framework named runs on Megatron-LM (stacks.py), as Megatron
+    megatron = req.framework == "megatron" or (req.framework is None and (req.pp or 1) > 1)
+    if task != "infer" and req.zero_stage is None and megatron and dp * cp > 1:
         zero = 1  # what NVIDIA's recipes run
         notes.add(default("zero_stage", 1, "Megatron-LM's distributed optimizer "
                           "(--use-distributed-optimizer), as its example scripts and NeMo's "
-                          "recipes run it; say 'zero 0' for plain DDP",
+                          "recipes run it" + ("" if req.framework else ", and a pipeline runs on "
+                          "Megatron-LM") + "; say 'zero 0' for plain DDP",
                           "Megatron-LM examples/llama, examples/gpt3; NeMo llm recipes"))
     elif task != "infer" and req.zero_stage is None and req.offload in OFFLOAD_STAGE:
         zero = OFFLOAD_STAGE[req.offload]  # DeepSpeed offloads from a ZeRO stage, never stage 0
