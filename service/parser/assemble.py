@@ -179,6 +179,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         clarify = _also(clarify, said)
     maximize = asked(scan.low, fields) if compare_field is None else None
     deadline = ordered.get("_deadline_hours", [None])[0]
+    if "shard_group" in fields:  # HSDP with its group said
+        notes = [n for n in notes if not n.startswith("HSDP with no shard group")]
     if ordered.get("_rl"):  # PPO's reward model is one the scope line says is not counted
         notes = [n for n in notes if not n.startswith("reward model sized")]
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,

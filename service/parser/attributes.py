@@ -57,6 +57,7 @@ ATTRIBUTES: dict[str, Attribute] = {a.name: a for a in (
     Attribute("tp", COUNT_X, 1, 1024, (1, 64)),
     Attribute("virtual_stages", PLAIN, 2, 128, (2, 16)),
     Attribute("_layers_per_virtual_stage", PLAIN, 1, 1024, (1, 32)),
+    Attribute("shard_group", COUNT_X, 2, 1_000_000, (2, 1024)),
     Attribute("pp", COUNT_X, 1, 1024, (1, 128)),
     Attribute("cp", COUNT_X, 1, 1024),
     Attribute("ep", COUNT_X, 1, 4096),

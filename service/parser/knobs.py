@@ -125,7 +125,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:shard_grad_op|grad[\s_]*op)\b", "zero_stage", 2, "FSDP SHARD_GRAD_OP = ZeRO-2"),
     _r(r"\bno_shard\b", "zero_stage", 0),
     _r(r"\bfull[\s_]shard\b", "zero_stage", 3, "FSDP FULL_SHARD = ZeRO-3"),
-    _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3, "HSDP read as FSDP full sharding"),
+    _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3,
+       "HSDP with no shard group said read as FSDP full sharding (say 'shard group 8' for one "
+       "node's HSDP)"),
     _r(r"\bfsdp2?\b", "zero_stage", FSDP, "FSDP full sharding = ZeRO-3"),
     _r(r"\bddp\b|\bplain\s+data[\s\-]parallel", "zero_stage", 0),
     _r(r"\bdistributed[\s\-_]*optimizer\b", "zero_stage", 1, "Megatron distributed optimizer = ZeRO-1"),

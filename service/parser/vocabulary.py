@@ -139,6 +139,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         virtual pipeline size, virtual pipeline model parallel size, interleaved stages, chunks per stage,
         num virtual stages per pipeline rank, virtual stages per pipeline rank, model chunks
     """),
+    ("shard_group", "A", """
+        shard group, shard group size, hsdp shard group, hsdp shard size, hsdp group,
+        sharding group, sharding group size, shard size
+    """),
     # Megatron's --num-layers-per-virtual-pipeline-stage: layers per chunk, not chunks
     ("_layers_per_virtual_stage", "A", """
         num layers per virtual pipeline stage, layers per virtual pipeline stage,
