@@ -226,7 +226,9 @@ def _taken(marked: str, at: int, end: int) -> bool:
 
 
 _NODE_AFTER = re.compile(r"^\s*(?:gpus?\s+)?(?:nodes?|boxes|servers?|machines?|instances|pods)\b")
-_NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?|instances?|pods?)\s+(?:of|with)\s*$")
+# "nodes of 8x", "hosts with 8x" (a claimed model name between leaves a gap: "host <model> with")
+_NODES_OF = re.compile(r"\b(?:nodes?|boxes|machines?|servers?|hosts?|instances?|pods?)[ \t]{1,2}"
+                       r"(?:of|with)\s*$")
 _MY = re.compile(r"\b(?:my|our)\s+(?:own\s+|trusty\s+|old\s+|new\s+)?$")
 
 
