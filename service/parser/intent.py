@@ -35,8 +35,12 @@ _SERVE_SETTING = re.compile(
     r"|req(?:uest)?s?\s*/\s*(?:s|sec|min)|replicas|rag|answers|responses"
     # a prompt's length: "how long can the prompt be", "prompt length", "6k-token prompts"
     r"|prompts?\s+(?:length|len|size)|how\s+long\s+(?:can|could|may)\s+(?:the|a|my|our)\s+prompts?)\b")
+# (a bare "sft" is the verb unless a determiner makes it a model's adjective: "our sft llama")
 _FINE_TUNED_MODEL = re.compile(r"\b(?:(?:our|my|the|a|an|your|their|this|that)\s+"
-                               r"(?:own\s+|custom\s+|new\s+)?)?(?:q?lora[\s\-]?)?(?:fine[\s\-]?tuned|finetuned|sft(?:'d|ed)?)\b"
+                               r"(?:own\s+|custom\s+|new\s+)?(?:q?lora[\s\-]?)?sft\b|"
+                               r"(?:(?:our|my|the|a|an|your|their|this|that)\s+"
+                               r"(?:own\s+|custom\s+|new\s+)?)?(?:q?lora[\s\-]?)?(?:fine[\s\-]?tuned|finetuned|"
+                               r"sft(?:'d|ed)))\b"
                                # not the verb: "sft a chatbot from mistral"
                                r"(?=\s+(?:version\s+of\s+)?[a-z])(?!\s+(?:a|an|the|our|my|it|this|that)\b)")
 _RUN = re.compile(r"\b(?:run|running|load|use it|chat with)\b")
