@@ -40,12 +40,12 @@ _SAME_GPU_OTHER_MEMORY = re.compile(
     r"(\d{2,3})\s*(?:gb|gib|g)\b(?!\s*(?:of\s+)?(?:ram|vram|memory))", re.I)
 
 
-# "is the H200 worth it over H100", "is 8x4090 faster than 2x A100": two sides of a comparison
-_WORTH_OVER = re.compile(r"\bworth\s+(?:it\s+|the\s+(?:money|price|cost|upgrade)\s+)?over\s+", re.I)
-_FASTER_THAN = re.compile(
-    r"\b(?:faster|better|cheaper|slower|quicker|worse)\s+than\s+"
-    r"(?=(?:the\s+|an?\s+|\d{1,4}\s*x?\s*)?(?:nvidia\s+|rtx\s*)?[a-z]{0,4}[\s\-]?\d{2,4}(?![\d.]*\s*(?:days?|"
-    r"hours?|weeks?|months?|tok\w*|[kmbt]\b)))", re.I)
+# "is the H200 worth it over H100", "is 8x4090 faster than 2x A100" (a GPU after "than", not "2
+# weeks"): two sides of a comparison
+_GPU_AHEAD = (r"(?=(?:the\s+|an?\s+|\d{1,4}\s*x?\s*)?(?:nvidia\s+|rtx\s*)?[a-z]{0,4}[\s\-]?\d{2,4}"
+              r"(?![\d.]*\s*(?:days?|hours?|weeks?|months?|tok\w*|[kmbt]\b)))")
+_SECOND_SIDE = re.compile(r"\bworth\s+(?:it\s+|the\s+(?:money|price|cost|upgrade)\s+)?over\s+|\b(?:faster|"
+                          r"better|cheaper|slower|quicker|worse)\s+than\s+" + _GPU_AHEAD, re.I)
 
 # "3x faster", "2x more memory": a ratio, not a GPU count
 _RATIO = re.compile(r"\b(\d{1,3}(?:\.\d+)?)\s*x\s+(?=(?:faster|slower|cheaper|quicker|better|worse|more|less|"
@@ -56,7 +56,7 @@ def expand(text: str) -> str:
     """"fp8 vs bf16 kv cache" -> "fp8 kv cache vs bf16 kv cache" (each side names its noun);
     "2x A6000 enough or do I need 4" -> "2x A6000 or 4x A6000"; "is 4 enough or do I need 8" ->
     "4 gpus or 8 gpus"."""
-    text = _FASTER_THAN.sub("vs ", _WORTH_OVER.sub("vs ", _RATIO.sub(r"\1 times ", text)))
+    text = _SECOND_SIDE.sub("vs ", _RATIO.sub(r"\1 times ", text))
     text = _ENOUGH_OR_MORE.sub(lambda m: f"{m[1]}x {m[2]} or {m[4]}x {m[2]}", text)
     text = _COUNT_ENOUGH_OR_MORE.sub(lambda m: f"{m[1]} gpus or {m[2]} gpus", text)
     text = _SAME_GPU_OTHER_MEMORY.sub(lambda m: f"{m[1]} {m[2]}{m[3]} {m[4]} {m[1]} {m[5]}{m[3]}",
