@@ -54,3 +54,24 @@ def test_an_mla_moe_over_two_nodes_runs_attention_data_parallel_not_pipeline_sta
     reply = ask("how many H100s to serve deepseek-v3 at 32k context with 64 concurrent requests "
                 "on sglang?").reply
     assert "on 16x H100 80GB SXM (2 nodes) (DP=16 attention + EP=16)" in reply.splitlines()[0]
+
+
+def test_a_lowered_memory_fraction_that_leaves_no_room_says_so_and_offers_the_default() -> None:
+    """Review 23: 0.5 of an L4 for Mistral-7B had 'room for 0' beside JSON fits: true, and no
+    fix named the user's own setting."""
+    result = ask("vllm serve mistralai/Mistral-7B-Instruct-v0.3 --max-num-seqs 512 "
+                 "--gpu-memory-utilization 0.5 --max-model-len 8192 on one L4, will this OOM?")
+    assert result.answer is not None and result.answer.fits is False
+    lines = result.reply.splitlines()
+    assert lines[0].startswith("*Does not start mistral-7b-v0.3 on 1x L4 24GB (TP=1): its memory "
+                               "budget holds no 8,192-token sequence")
+    assert any(line.startswith("Fix: --gpu-memory-utilization 0.90 (the engine's default) "
+                               "instead of 0.50: room for 4 sequences") for line in lines)
+
+
+def test_a_serving_comparison_on_given_gpus_is_won_on_the_sequences_held() -> None:
+    """Review 23: 'TP=4 or 2 replicas of TP=2' on 4 H100s had said 'Fewer GPUs needed: TP=2'."""
+    reply = ask("TP=4 or 2 replicas of TP=2 for serving llama 3.1 70b on 4 H100s?").reply
+    assert "Each serves it on 4 GPUs; *TP=4* holds the most at once: 117 sequences, against 10" \
+        in reply
+    assert "Fewer GPUs needed" not in reply

@@ -211,7 +211,7 @@ RULES: tuple[Rule, ...] = (
     # "will it fit or do we need offload?": a question, not the setting (the answer says)
     _r(r"\b(?:do|does|would|will|should)\s+(?:i|we|you|it|they)\s+(?:need|have\s+to|require|want)\s+"
        r"(?:to\s+)?(?:use\s+)?(?:any\s+|some\s+)?(?:cpu[\s\-]*)?offload\w*"
-       r"(?:\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?)?\b(?=\s*\?|\s+or\b|\s+for\b|\s*$)"
+       r"(?:\s+(?:the\s+)?optimi[sz]er(?:\s+states?)?)?\b(?=\s*\?|\s+(?:or|for|to|when|with|on|if)\b|\s*$)"
        r"|\b(?:need|needs|needed)\s+(?:to\s+)?(?:cpu[\s\-]*)?offload\w*\s*\?",
        "_offload_asked", True),
     _r(r"\b(?:cpu[\s\-]*)?offload\w*\b|\bzero[\s\-]*offload\b", "offload", "optimizer"),

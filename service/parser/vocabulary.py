@@ -139,6 +139,10 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
         virtual pipeline size, virtual pipeline model parallel size, interleaved stages, chunks per stage,
         num virtual stages per pipeline rank, virtual stages per pipeline rank, model chunks
     """),
+    ("shard_group", "B", """
+        gpus per shard group, per shard group, gpus per hsdp group, per hsdp group, gpus per shard,
+        ranks per shard group
+    """),
     ("shard_group", "A", """
         shard group, shard group size, hsdp shard group, hsdp shard size, hsdp group,
         sharding group, sharding group size, shard size

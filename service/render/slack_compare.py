@@ -40,6 +40,20 @@ class Side:
         return float(planner.min_gpus or planner.gpus or 1e9)
 
     @property
+    def spare(self) -> int:
+        """Usable memory the side's layout leaves on each GPU (GPU types differ in size)."""
+        usable = self.answer.gpu_usable_bytes if self.answer is not None else None
+        return (usable or 0) - self.per_gpu
+
+    @property
+    def room(self) -> int | None:
+        """Serving: the sequences the side's layout holds at once on the given GPUs."""
+        if self.answer is None or self.answer.task != "infer":
+            return None
+        room = self.answer.details.get("max_concurrent_sequences")
+        return int(room) if isinstance(room, int | float) else None
+
+    @property
     def per_gpu(self) -> int:
         if self.answer is None:
             return 0
@@ -58,6 +72,8 @@ def _line(side: Side) -> str:
     if answer.planner is None:
         return f"• *{side.label}*: {gb(answer.per_gpu_bytes.total)} per GPU{time}"
     verdict = short_gpu(answer.planner.verdict).replace(FIX_BELOW, "; a change on these GPUs fits")
+    if not side.fits and FIX_BELOW in answer.planner.verdict:  # its verdict says what it needs
+        return f"• *{side.label}*: {verdict}" + (f" ({time[2:]})" if time else "")
     return f"• *{side.label}*: {verdict} ({gb(side.per_gpu)} per GPU{time})"
 
 
@@ -70,7 +86,7 @@ def winner(field: str | None, sides: list[Side]) -> str | None:
     if 0 < len(fitting) < len(ok):
         return f"Only *{fitting[0].label}* fits" if len(fitting) == 1 else None
     on_given = _none_fits_on_the_given_gpus(ok) if not fitting else \
-        _both_fit_on_the_given_gpus(ok)
+        _both_fit_on_the_given_gpus(ok) or _serving_on_the_given_gpus(ok)
     if on_given:
         return on_given
     counts = {s.gpus for s in ok}
@@ -103,11 +119,30 @@ def _none_fits_on_the_given_gpus(sides: list[Side]) -> str | None:
         return None
     side, planner = min(given, key=lambda sp: sp[1].shortfall_bytes or 0)
     none = "Neither" if len(sides) == 2 else "None"
-    line = (f"{none} fits on {counted(planner.gpus or 1, 'GPU')} as asked; *{side.label}* "
-            f"comes closest ({gb(planner.shortfall_bytes or 0)} short)")
+    short = planner.shortfall_bytes or 0
+    tied = all(abs((p.shortfall_bytes or 0) - short) <= 0.005 * max(short, 1) for _, p in given)
+    line = f"{none} fits on {counted(planner.gpus or 1, 'GPU')} as asked; " + (
+        f"each is {gb(short)} short" if tied else
+        f"*{side.label}* comes closest ({gb(short)} short)")
     if planner.fix is not None:
         line += f". Fix: {planner.fix.change}"
     return line
+
+
+def _serving_on_the_given_gpus(sides: list[Side]) -> str | None:
+    """Serving on GPUs the question names, every side fitting: the one that holds the most
+    sequences at once ("TP=4 or 2 replicas of TP=2" on 4 H100s: 117 against 10), not the one
+    whose own fewest count is lower."""
+    planners = [s.answer.planner if s.answer is not None else None for s in sides]
+    rooms = [s.room for s in sides]
+    if not all(p is not None and p.mode == "given" and p.fits for p in planners) \
+            or any(r is None for r in rooms) or len({p.gpus for p in planners if p}) != 1:
+        return None
+    best = max(sides, key=lambda s: s.room or 0)
+    rest = ", ".join(f"{s.room or 0:,}" for s in sides if s is not best)
+    gpus = next(p.gpus for p in planners if p is not None) or 1
+    return (f"Each serves it on {counted(gpus, 'GPU')}; *{best.label}* holds the most at once: "
+            f"{best.room or 0:,} sequences, against {rest}")
 
 
 def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
@@ -127,7 +162,7 @@ def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
         # other GPU types: the step takes the layout's relative time at the GPU's own pace
         times = {s.label: times[s.label] / s.throughput for s in sides}
     fast = min(sides, key=lambda s: times[s.label])
-    roomy = min(sides, key=lambda s: s.per_gpu)
+    roomy = max(sides, key=lambda s: s.spare)
     slow_side = max(sides, key=lambda s: times[s.label])
     slow = times[slow_side.label]
     line = f"Each fits on {counted(next(iter(gpus)) or 1, 'GPU')}; "
@@ -142,7 +177,7 @@ def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
         line += (f"*{fast.label}* is faster (step time x{times[fast.label]:.2f} against "
                  f"x{slow:.2f})")
     if roomy.label != fast.label:
-        line += f"; *{roomy.label}* leaves the most memory ({gb(roomy.per_gpu)} per GPU)"
+        line += f"; *{roomy.label}* leaves the most memory ({gb(roomy.spare)} spare per GPU)"
     return line
 
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from service.core.hardware.gpus import Gpu
+from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
-from service.core.memory.serving import LLAMACPP
+from service.core.memory.serving import LLAMACPP, ServingBudget
 from service.core.model.formats import QUANT_BITS
 from service.core.planning.fleet_moves import FleetFit, fleet_moves
 from service.core.planning.plan_types import Fix, ServingFit, hourly_price
@@ -179,6 +180,26 @@ def engine_fix(job: Job, gpu: Gpu, gpus: int, per_node: int, headroom: float) ->
                f"{counted(fit.max_concurrent, 'sequence')} at {fit.context:,} tokens", gpus, gpu.id,
                fit.total_bytes, "it reserves nothing ahead and captures no CUDA graphs; a few "
                "parallel slots, slower than vLLM under load", "serving", {"framework": "llamacpp"})
+
+
+def budget_fix(resolved: ResolvedJob, job: Job, gpu: Gpu, fit: ServingFit,
+               per_node: int) -> Fix | None:
+    """A stated --gpu-memory-utilization (or SGLang --mem-fraction-static) below the engine's
+    default, where the default holds the job on the same GPUs: that is the first fix (Mistral-7B
+    with 0.5 of an L4: its weights alone are over; at 0.90 it holds 5 sequences)."""
+    default = ServingBudget()
+    if not resolved.pinned("memory_headroom") or job.framework not in ("vllm", "sglang") \
+            or fit.memory_fraction >= default.memory_fraction:
+        return None
+    trial = evaluate(job, gpu, fit.tp, fit.pp, per_node, default, fit.replicas)
+    if not trial.fits:
+        return None
+    flag = "--gpu-memory-utilization" if job.framework == "vllm" else "the memory fraction"
+    return Fix(f"{flag} {default.memory_fraction:.2f} (the engine's default) instead of "
+               f"{fit.memory_fraction:.2f}: room for {counted(trial.max_concurrent, 'sequence')} "
+               f"at {trial.context:,} tokens", fit.gpus, gpu.id, trial.total_bytes,
+               "the GPU's other processes get less of its memory", "serving",
+               {"memory_headroom": default.memory_fraction})
 
 
 def with_engine_fix(fix: Fix | None, others: list[Fix], engine: Fix) -> tuple[Fix, list[Fix]]:

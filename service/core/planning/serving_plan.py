@@ -24,7 +24,12 @@ from service.core.job.spec import Job, Parallelism
 from service.core.memory.serving import LLAMACPP, ServingBudget, serving_weights
 from service.core.memory.serving_memory import serving_estimate
 from service.core.planning.plan_types import Alternative, Fix, Plan, ServingFit
-from service.core.planning.serving_fixes import engine_fix, serving_fixes, with_engine_fix
+from service.core.planning.serving_fixes import (
+    budget_fix,
+    engine_fix,
+    serving_fixes,
+    with_engine_fix,
+)
 from service.core.planning.serving_shapes import (
     NOTHING_STATED,
     StatedShape,
@@ -196,6 +201,9 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
             engine_fix(job, gpu, chosen.gpus, per_node, resolved.headroom)
         if switch is not None:
             fix, others = with_engine_fix(fix, others, switch)
+        raised = budget_fix(resolved, job, gpu, chosen, per_node)
+        if raised is not None:  # the user's own lowered share is the cause: said first
+            fix, others = raised, [f for f in (fix, *others) if f is not None][:2]
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
                    alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated)

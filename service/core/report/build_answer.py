@@ -154,13 +154,23 @@ def serving_cost(resolved: ResolvedJob, plan: Plan | None) -> ServingCostEntry |
                             round(per_hour * HOURS_PER_MONTH, 2), HOURS_PER_MONTH)
 
 
+def _engine_fits(est: Estimate) -> bool | None:
+    """A vLLM or SGLang server fits when its budget (--gpu-memory-utilization) holds the
+    sequences asked, not when the one-sequence total is under the card's memory: with 0.5 of an
+    L4, Mistral-7B's 14.5 GB of weights alone are over and the engine does not start."""
+    room = est.details.get("max_concurrent_sequences")
+    if est.job.task != "infer" or est.job.framework not in ("vllm", "sglang") or room is None:
+        return est.fits
+    return room >= est.job.batch
+
+
 def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Answer:
     """The answer's data (see ``Answer`` for which layout the top-level figures describe)."""
     job = resolved.job
     per_node = plan.gpus_per_node if plan is not None and plan.mode != "catalog" \
         else resolved.gpus_per_node
     stated_layout = job_layout(job, per_node)
-    shown, layout, fits = est, stated_layout, est.fits
+    shown, layout, fits = est, stated_layout, _engine_fits(est)
     as_stated: LayoutFigures | None = None
     planned = plan is not None and plan.estimate is not None and (
         plan.mode == "fewest"

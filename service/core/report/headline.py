@@ -53,6 +53,9 @@ def _serving_verdict(plan: Plan, fit: ServingFit | None) -> str:
                f"{counted(fit.max_concurrent, 'concurrent sequence')} at {fit.context:,} tokens"
     split = f" ({plan.min_shape})" if plan.min_shape else ""
     more = f"; fewest that fit: {plan.min_gpus}{split}" if plan.min_gpus else ""
+    if cap and fit.sequences == 1:  # the engine checks one full-length sequence at start
+        return f"Does not start {plan.model_id} on {where} ({shape}): its memory budget holds " \
+               f"no {fit.context:,}-token sequence{more}"
     return f"Does not serve {what} on {where} ({shape}): room for " \
            f"{counted(fit.max_concurrent, 'sequence')}{more}"
 
