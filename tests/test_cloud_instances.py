@@ -58,3 +58,17 @@ def test_the_cheapest_fine_tune_with_no_method_also_prices_lora_and_qlora() -> N
                            "LoRA: ")
     assert "; with QLoRA (4-bit NF4 base): " in last
     assert "Full fine-tuning is what" not in ask("cheapest gpu to qlora llama 3.3 70b").reply
+
+
+def test_aws_prices_are_the_clouds_own_where_recorded() -> None:
+    """Set 24: 'cheapest on AWS' had ranked g4dn.metal first at the catalog's per-GPU price
+    ($2.80/h for 8 T4s; AWS charges $7.82); 'g5 or g6e?' was not compared."""
+    g6e = instances_for("aws", "l40s-48gb", 4)
+    assert g6e is not None and g6e.usd_per_hour == 10.493
+    reply = ask("cheapest aws instance to serve phi-4 for 100 concurrent chats at 4k").reply
+    assert reply.startswith("*Cheapest per hour on AWS for phi-4: 4x L40S 48GB (g6e.12xlarge) "
+                            "(≈$10.49/h on-demand)*")
+    reply = ask("which aws instance should i use to serve llama 3.1 8b at 8k for 16 concurrent? "
+                "g5 or g6e?").reply
+    assert "On AWS: *A10G 24GB (AWS)*: g5.12xlarge ≈$5.67/h on-demand; *L40S 48GB*: " \
+        "g6e.xlarge ≈$1.86/h on-demand" in reply

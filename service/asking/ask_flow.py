@@ -158,7 +158,7 @@ class Asker:
         if first is None:
             text = f"{sides[0].error if sides else FALLBACK} {reply.HOW_TO_ASK}"
             return AskAnswer("invalid", p.merged, None, reply.plain(text), None, notes)
-        return AskAnswer("compare", p.merged, first, compare_reply(p.compare_field, sides, notes),
+        return AskAnswer("compare", p.merged, first, compare_reply(p.compare_field, sides, notes, p.cloud),
                          p.clarify, notes, Comparison(p.compare_field, variants))
 
 

@@ -157,7 +157,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         kept = {k: v for k, v in prev.items() if k not in _HARDWARE}
         return Parsed(str(prev.get("task") or task), {}, kept, ignored=said, cheapest=True,
                       cloud=cloud_named(scan.low))
-    if not prev and "gpu" not in merged and _WHICH_GPU.search(scan.low) \
+    if not prev and "gpu" not in merged and not compare and _WHICH_GPU.search(scan.low) \
             and ("model" in merged or "params_b" in merged or "arch" in merged):
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
         return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True,
@@ -186,7 +186,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
-                  scope=_rl_scope(ordered.get("_rl", [None])[0]))
+                  scope=_rl_scope(ordered.get("_rl", [None])[0]),
+                  cloud=cloud_named(scan.low) if compare else None)
 
 
 # RL with generation: the engine sizes one trained model (the policy)

@@ -31,6 +31,9 @@ _NVL = re.compile(_MANY + r"\b(?:gb200[\s\-_]*)?nvl[\s\-_]?(?P<rack>72|36)(?:[\s
 _AWS_GPU = {"p4d": "a100-40gb", "p4de": "a100-80gb", "p5": "h100-80gb", "p5e": "h200-141gb",
             "p5en": "h200-141gb", "p3": "v100-16gb", "p3dn": "v100-32gb", "g5": "a10g-24gb", "g6": "l4-24gb",
             "g6e": "l40s-48gb", "g4dn": "t4-16gb"}
+# "g5 or g6e?": two AWS families named bare to be compared, each its GPU type
+_FAMILY = r"(p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
+_AWS_PAIR = re.compile(rf"\b{_FAMILY}s?\s*(?:,|or|vs\.?|versus|/)\s*{_FAMILY}s?\b(?![.\-])")
 _EIGHT = ("p4d", "p4de", "p5", "p5e", "p5en", "p3dn")
 _AWS_COUNT = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8, "8xlarge": 1, "16xlarge": 1}
 _P3_COUNT = {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
@@ -47,6 +50,13 @@ def find_instances(scan: Scan) -> None:
                      f"{family} = {_AWS_GPU[family]} (name the size for the GPU count)")
             continue
         _add(scan, m, _AWS_GPU[family], 8 if family in _EIGHT else sizes.get(size, 1))
+    for m in scan.finditer(_AWS_PAIR, limit=1):
+        for side in (1, 2):
+            family = m.group(side)
+            scan.add("gpu", _AWS_GPU[family], m.start(side), m.end(side),
+                     f"{family} = {_AWS_GPU[family]}")
+            scan.add("_gpu_mention", {"gpu": _AWS_GPU[family], "gpu_count": None, "nodes": None},
+                     m.start(side), m.end(side))
     for m in scan.finditer(_GCP, limit=2):
         if m.group("g2"):
             _add(scan, m, "l4-24gb", _G2_COUNT.get(int(m.group("g2")), 1))

@@ -20,6 +20,12 @@ class _Row:
     per_hour: float  # what the GPUs rented cost an hour (a whole instance on a cloud)
     instances: Instances | None
 
+    @property
+    def whose(self) -> str:
+        if self.instances is not None and self.instances.usd_per_hour is not None:
+            return "on-demand"
+        return "at catalog prices"
+
     def what(self) -> str:
         gpus = f"{self.entry.gpus}x {short_gpu(self.entry.name)}"
         if self.instances is None:
@@ -38,9 +44,11 @@ def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
             rows.append(_Row(entry, entry.price_per_hour_usd, None))
             continue
         held = instances_for(cloud, entry.gpu, entry.gpus)
-        if held is not None:  # the instances are paid whole
+        if held is not None:  # the instances are paid whole: the cloud's price where recorded
             per_gpu = entry.price_per_hour_usd / entry.gpus
-            rows.append(_Row(entry, per_gpu * held.gpus, held))
+            price = held.usd_per_hour * held.count if held.usd_per_hour is not None \
+                else per_gpu * held.gpus
+            rows.append(_Row(entry, price, held))
     return sorted(rows, key=lambda r: (r.per_hour, r.entry.gpus or 0))
 
 
@@ -58,12 +66,15 @@ def cheapest_reply(answer: Answer, notes: list[str], cloud: str | None = None) -
     else:
         best = rows[0]
         lines = [f"*Cheapest per hour{where} for {answer.model}: {best.what()} "
-                 f"(~${best.per_hour:,.2f}/h at catalog prices)*"]
-        lines += [f"• {r.what()}: ~${r.per_hour:,.2f}/h, {gb(r.entry.per_gpu_total or 0)} per GPU, "
-                  f"{r.entry.layout}" for r in rows[:CHEAPEST_SHOWN]]
-        lines.append("Catalog list prices per GPU-hour" + (
-            ", for every GPU of the instances (the cloud's own price may differ)" if cloud else "")
-            + "; the report link lists every GPU type.")
+                 f"(~${best.per_hour:,.2f}/h {best.whose})*"]
+        lines += [f"• {r.what()}: ~${r.per_hour:,.2f}/h {r.whose}, "
+                  f"{gb(r.entry.per_gpu_total or 0)} per GPU, {r.entry.layout}"
+                  for r in rows[:CHEAPEST_SHOWN]]
+        lines.append(("On-demand: the cloud's own price of the whole instances "
+                      "(service/data/clouds.json); catalog prices: the catalog's per-GPU price "
+                      "for every GPU of the instances" if cloud else
+                      "Catalog list prices per GPU-hour")
+                     + "; the report link lists every GPU type.")
     # each row has its own layout: the request's layout defaults would contradict them
     lines += assumptions_lines(notes, [a for a in answer.assumptions
                                        if a.origin == "stated" or a.field not in LAYOUT_FIELDS])

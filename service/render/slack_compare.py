@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.core.hardware.clouds import cloud_name, instances_for
 from service.core.job.resolve import LAYOUT_KNOBS
 from service.core.report.answer_types import Answer
 from service.core.report.headline import FIX_BELOW
@@ -181,12 +182,33 @@ def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
     return line
 
 
-def compare_reply(field: str | None, sides: list[Side], notes: list[str]) -> str:
+def cloud_line(sides: list[Side], cloud: str) -> str | None:
+    """'On AWS: g5.12xlarge ~$5.67/h on-demand; g6e.xlarge ~$1.86/h on-demand': each side's GPUs
+    as that cloud's instances (``service/data/clouds.json``)."""
+    parts = []
+    for side in sides:
+        answer = side.answer
+        if answer is None or answer.gpu is None or not side.fits:
+            continue
+        held = instances_for(cloud, answer.gpu, int(side.gpus))
+        if held is None:
+            continue
+        price = f"~${held.usd_per_hour * held.count:,.2f}/h on-demand" \
+            if held.usd_per_hour is not None else "no recorded price"
+        parts.append(f"*{side.label}*: {held.describe()} {price}")
+    return f"On {cloud_name(cloud)}: " + "; ".join(parts) if len(parts) > 1 else None
+
+
+def compare_reply(field: str | None, sides: list[Side], notes: list[str],
+                  cloud: str | None = None) -> str:
     what = (field or "").replace("_", " ")
     lines = [f"*Comparing {what}:*", *(_line(s) for s in sides)]
     verdict = winner(field, sides)
     if verdict:
         lines.append(verdict)
+    rented = cloud_line(sides, cloud) if cloud and field == "gpu" else None
+    if rented:
+        lines.append(rented)
     first = next((s.answer for s in sides if s.answer is not None), None)
     if first is not None:
         # the compared field is in every side's label, not one side's "you said"; a layout knob

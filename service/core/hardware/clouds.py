@@ -20,6 +20,7 @@ class Instances:
     name: str  # "g6e.12xlarge"
     count: int  # instances
     gpus_each: int
+    usd_per_hour: float | None = None  # the cloud's own price of one instance, where recorded
 
     @property
     def gpus(self) -> int:
@@ -34,6 +35,13 @@ def _clouds() -> dict[str, tuple[str, dict[str, dict[int, str]]]]:
     raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
     return {cloud: (entry["name"], {item["gpu"]: {int(n): size for n, size in item["sizes"].items()}
                                     for item in entry["instances"]})
+            for cloud, entry in raw["clouds"].items()}
+
+
+@cache
+def _prices() -> dict[str, dict[str, float]]:
+    raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
+    return {cloud: dict(entry.get("on_demand_usd_per_hour", {}))
             for cloud, entry in raw["clouds"].items()}
 
 
@@ -54,8 +62,8 @@ def instances_for(cloud: str, gpu_id: str, gpus: int) -> Instances | None:
     sizes = _clouds()[cloud][1].get(gpu_id)
     if not sizes:
         return None
+    prices = _prices()[cloud]
     fitting = [n for n in sorted(sizes) if n >= gpus]
-    if fitting:
-        return Instances(sizes[fitting[0]], 1, fitting[0])
-    largest = max(sizes)
-    return Instances(sizes[largest], -(-gpus // largest), largest)
+    each = fitting[0] if fitting else max(sizes)
+    return Instances(sizes[each], 1 if fitting else -(-gpus // each), each,
+                     prices.get(sizes[each]))
