@@ -136,3 +136,12 @@ def test_a_layout_that_fits_but_crawls_says_so() -> None:
     assert "ZeRO-3 communication" in slow and "It fits the memory, but a run would crawl" in slow
     assert not any(line.startswith("Slow:") for line in
                    ask("days to pretrain a 7B on 1T tokens with 64 H100s").reply.splitlines())
+
+
+def test_a_gpu_the_parser_chose_is_not_said_back_as_the_users() -> None:
+    """Set 24: 'You said: GPU h100-80gb' beside 'no GPU type named'."""
+    from ask_support import ask
+
+    result = ask("gpu-hours for 405B on 15.6T tokens?")
+    said = next(line for line in result.reply.splitlines() if line.startswith("_You said:_"))
+    assert "GPU" not in said and "no GPU type named: H100 80GB SXM" in result.reply

@@ -101,6 +101,11 @@ class Asker:
                                  notes)
             return AskAnswer("invalid", parsed, None,
                              reply.plain(f"{exc.sentence} {reply.HOW_TO_ASK}"), None, notes)
+        if p.defaulted:  # what the parser filled in is not what the user said (its note says it)
+            answer = replace(answer, assumptions=[
+                replace(a, origin="default", minor=True)
+                if a.field in p.defaulted and a.origin == "stated" else a
+                for a in answer.assumptions])
         prefix = ""
         if p.deadline_hours is not None:  # "in 7 days": the count that finishes in time
             deadline = await deadline_fit(self.answer_fields, p.merged, answer, p.deadline_hours)

@@ -74,6 +74,7 @@ def _replaced(finding: Finding, later: list[Finding], marks: list[int]) -> bool:
 
 def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
+    defaulted: tuple[str, ...] = ()
     ordered = ordered_values(scan, corrections=not cue.compare)
     if ordered.get("_dataset_len") and not ordered.get("seq_len"):
         ordered["seq_len"] = ordered["_dataset_len"]
@@ -139,6 +140,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             and "gpu" not in merged and compare_field != "gpu":
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
         notes.append("no GPU type named: H100 80GB SXM")
+        defaulted = ("gpu",)
     tflops = ordered.get("_tflops", [None])[0]
     share = mfu_from_tflops(tflops, merged.get("gpu"), notes) \
         if isinstance(tflops, (int, float)) and "mfu" not in merged else None
@@ -187,7 +189,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
                   scope=_rl_scope(ordered.get("_rl", [None])[0]),
-                  cloud=cloud_named(scan.low) if compare else None)
+                  cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted)
 
 
 # RL with generation: the engine sizes one trained model (the policy)
