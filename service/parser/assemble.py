@@ -280,7 +280,10 @@ _NOT_SIZING = re.compile(
     r"|plateau\w*|overfit\w*|underfit\w*|converg\w*"
     r"|(?:spik\w*|diverg\w*|nan)\s+loss|grad(?:ient)?\s+norm|learning\s+rate\s+schedule"
     r"|ignore\s+(?:all\s+)?(?:the\s+)?(?:previous|prior|above)\s+instructions|system\s+prompt"
-    r"|slack\s+token|api\s+keys?|learning\s+rate\s+(?:for|should|to\s+use))\b")
+    r"|slack\s+token|api\s+keys?|learning\s+rate\s+(?:for|should|to\s+use)"
+    # a method explained, not sized: "summarize the differences between RLHF and DPO"
+    r"|(?:summari[sz]e|explain|describe)\s+(?:the\s+)?(?:differences?|how|what|why)"
+    r"|(?:what(?:'s|\s+is|\s+are)\s+the\s+)?differences?\s+between\s+\w+\s+and\s+\w+\s*\??$)\b")
 # a crash or a tuning question stays one with its GPU named ("NCCL timeout on our 16 h100s")
 _NOT_SIZING_EVEN_WITH_GPU = re.compile(
     r"\b(?:nccl\s+(?:error|timeout)s?|runtimeerror|illegal\s+memory\s+access|segmentation\s+fault|segfault"
