@@ -72,3 +72,13 @@ def test_aws_prices_are_the_clouds_own_where_recorded() -> None:
                 "g5 or g6e?").reply
     assert "On AWS: *A10G 24GB (AWS)*: g5.12xlarge ≈$5.67/h on-demand; *L40S 48GB*: " \
         "g6e.xlarge ≈$1.86/h on-demand" in reply
+
+
+def test_the_biggest_model_on_given_gpus_is_searched_in_size_order() -> None:
+    """Set 23: 'biggest model I can LoRA on a 3090' and 'on 4 A6000s' had asked 'Which model?'."""
+    reply = ask("whats the biggest model i can lora on a single 3090").reply
+    assert "Largest of the usual sizes that fits on the GPUs given: *llama-3.2-3b*; " \
+        "llama-3.1-8b does not" in reply
+    reply = ask("we have 4 A6000s (48gb, no nvlink). biggest model we can full-finetune?").reply
+    assert "*llama-3.1-8b*; qwen2.5-14b does not" in reply
+    assert "Name the GPUs" in ask("what's the biggest model we can serve at 8k?").reply

@@ -11,6 +11,7 @@ from typing import Any
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
 from service.asking.largest_fit import limit_line
+from service.asking.largest_model import largest_model
 from service.asking.method_options import cheaper_methods
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
@@ -92,6 +93,10 @@ class Asker:
             return AskAnswer(p.intent, p.merged, None, reply.plain(p.clarify), p.clarify, notes)
         if p.intent == "compare":
             return await self._compare(p, notes)
+        largest = await largest_model(self.answer_fields, p.merged) \
+            if p.maximize == "model" else None
+        if largest is not None:  # the answer is for the largest model that fits
+            p = replace(p, merged=largest.fields)
         try:
             answer = await self.answer_fields(p.merged, fits_on=p.cheapest)
         except Refused as exc:
@@ -124,7 +129,8 @@ class Asker:
             methods = await cheaper_methods(self.answer_fields, p.merged, p.cloud)
             if methods:
                 text += "\n" + reply.plain(methods)
-        limit = await limit_line(self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
+        limit = largest.line if largest is not None else await limit_line(
+            self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:
             text += "\n" + reply.plain(limit)
         if p.clarify is not None:

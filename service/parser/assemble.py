@@ -13,7 +13,7 @@ from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
-from service.parser.maximum import asked
+from service.parser.maximum import asked, asked_model
 from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
 from service.parser.throughput import mfu_from_tflops
@@ -176,10 +176,12 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         field, message = out_of_range
         kept = {k: v for k, v in merged.items() if k != field}
         return Parsed("invalid", fields, kept, tuple(notes), problem=_also(message, said), ignored=said)
-    clarify = rules.clarify(merged, ordered, unknown, intent)
+    biggest = compare_field is None and asked_model(scan.low, merged)
+    clarify = (None if "gpu" in merged else NAME_THE_GPUS) if biggest else \
+        rules.clarify(merged, ordered, unknown, intent)
     if clarify is not None:  # a question back is the whole reply: it names what was not used too
         clarify = _also(clarify, said)
-    maximize = asked(scan.low, fields) if compare_field is None else None
+    maximize = "model" if biggest else asked(scan.low, fields) if compare_field is None else None
     deadline = ordered.get("_deadline_hours", [None])[0]
     if "shard_group" in fields:  # HSDP with its group said
         notes = [n for n in notes if not n.startswith("HSDP with no shard group")]
@@ -192,6 +194,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted)
 
 
+NAME_THE_GPUS = ("Name the GPUs for the largest model that fits, e.g. `biggest model I can lora "
+                 "on one 3090`.")
 # RL with generation: the engine sizes one trained model (the policy)
 RL_SCOPE = Scope("the policy model only",
                  "These figures are the policy model alone: PPO also trains a critic (a second "

@@ -27,6 +27,16 @@ _BATCH = re.compile(
 
 
 
+# "biggest model I can LoRA on a 3090", "largest llm that fits on 4x A6000"
+_MODEL = re.compile(r"\b(?:biggest|largest|max(?:imum)?)\s+(?:size(?:d)?\s+)?(?:model|llm|network)s?\b"
+                    r"|\bhow\s+(?:big|large)\s+(?:of\s+)?an?\s+(?:model|llm)\b")
+
+
+def asked_model(low: str, fields: dict[str, Any]) -> bool:
+    """Whether the largest model is asked for (no model, size or architecture named)."""
+    return bool(_MODEL.search(low)) and not fields.keys() & {"model", "params_b", "arch"}
+
+
 def asked(low: str, fields: dict[str, Any]) -> str | None:
     """The field whose largest value is asked for ("seq_len" or "micro_batch"), unless stated."""
     if _CONTEXT.search(low) and "seq_len" not in fields:
