@@ -145,3 +145,14 @@ def test_a_gpu_the_parser_chose_is_not_said_back_as_the_users() -> None:
     result = ask("gpu-hours for 405B on 15.6T tokens?")
     said = next(line for line in result.reply.splitlines() if line.startswith("_You said:_"))
     assert "GPU" not in said and "no GPU type named: H100 80GB SXM" in result.reply
+
+
+def test_a_near_tie_goes_to_the_layout_whose_band_stays_inside_the_card() -> None:
+    """Review 22: 8B at 8k on 256 H100s had picked a layout at 73.9 GB (band up to 88.7 GB,
+    over the 84.9 usable) over ZeRO-1 + TP=2 at 57 GB, 2% slower."""
+    answer = compute_answer(EstimateRequest(model="llama-3-8b", seq_len=8192, global_batch=512,
+                                            tokens=15e12, gpu="h100-80gb",
+                                            gpu_count=256)).answer
+    assert answer.error_band.verdict == "fits"
+    assert answer.planner is not None and answer.planner.layout is not None
+    assert answer.planner.layout.plan.tp == 2 and answer.planner.layout.plan.zero_stage == 1
