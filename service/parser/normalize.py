@@ -44,12 +44,17 @@ _NODE_WORD = r"(nodes?|machines?|servers?|boxes|hosts?|instances?|pods?)"
 _NODES_OF_GPUS = re.compile(rf"\b{_NODE_WORD}\s+(of|with|x)\s+(\d{{1,3}})\s*(?:x\s*)?(?:gpus?|cards?)\b"
                             r"(?!\s*(?:each|per|a\s+node|in\s+total|total))", re.I)
 _N_GPU_NODES = re.compile(rf"\b(\d{{1,3}})[\s\-]gpus?[\s\-]{_NODE_WORD}\b", re.I)
-# a move between GPUs asks about the new ones: "moving it from 4x A100 40GB to 2x H100"
+# a move between GPUs asks about the new ones: "moving it from 4x A100 40GB to 2x H100"; asked
+# what changes ("anything change?", "still fit?"), it compares the two
 _GPU_MOVE = re.compile(
     r"\b((?:mov|migrat|switch|upgrad|port|transferr?|go)(?:e|es|ed|ing)?\b(?:[^.?!\n]|\.(?=\d)){0,80}?)"
-    r"\bfrom\s+(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4}[a-z]{0,2}"
-    r"(?:[\s\-]*\d{2,3}\s?gb)?s?\s+to\s+(?=(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4})",
+    r"\bfrom\s+((?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4}[a-z]{0,2}"
+    r"(?:[\s\-]*\d{2,3}\s?gb)?s?)\s+to\s+(?=(?:\d{1,4}\s*x?\s*)?(?:nvidia\s+|amd\s+)?[a-z]{1,4}[\s\-]?\d{2,4})",
     re.I)
+_WHAT_CHANGES = re.compile(
+    r"\b(?:anything|what(?:'s|\s+is|\s+would|\s+will)?)\s+(?:change|changes|different|differ)\b"
+    r"|\bwhat\s+changes\b|\bdifferences?\b|\bcompare\b|\bstill\s+(?:fit|work|run)\b"
+    r"|\b(?:better|worse|faster|slower|cheaper)\b", re.I)
 # "Adafactor instead of AdamW", "on an H100 instead of an A100 40GB": the first is the choice
 _INSTEAD_OF = re.compile(
     r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?:an?\s+|the\s+|plain\s+|regular\s+)?"
@@ -219,7 +224,7 @@ def _numbers_as_written(text: str) -> str:
     text = _THOUSANDS_OF_GPUS.sub(lambda m: f"{int(m[1]) * 1024} ", text)
     text = _ME_AND.sub(lambda m: f"{int(m[1]) + 1} users", text)
     text = _INSTEAD_OF.sub(" ", text)
-    text = _GPU_MOVE.sub(r"\1to ", text)
+    text = _GPU_MOVE.sub(r"\1\2 vs " if _WHAT_CHANGES.search(text) else r"\1to ", text)
     text = _QUALIFIED_TOKENS.sub(r"\1 tokens of \2", text)
     text = _TOKENS_IN_TOTAL.sub(r"\1 total", text)
     text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
