@@ -116,3 +116,16 @@ def test_a_stated_pipeline_with_no_framework_runs_megatrons_distributed_optimize
     assert resolve(request).job.parallel.zero_stage == 1
     assert resolve(replace(request, zero_stage=0)).job.parallel.zero_stage == 0
     assert resolve(replace(request, pp=None)).job.parallel.zero_stage == 0
+
+
+def test_contradictory_fields_are_refused_by_name_and_nodes_split_the_count() -> None:
+    """Review 24: task train with LoRA, and QLoRA over fp8, had been answered silently as
+    something else; 16 GPUs on 4 nodes had been planned on 2 nodes of 8."""
+    with pytest.raises(InvalidInput) as err:
+        resolve(EstimateRequest(model="llama-3.1-8b", task="train", finetune_method="lora"))
+    assert err.value.field == "finetune_method"
+    with pytest.raises(InvalidInput) as err:
+        resolve(EstimateRequest(model="llama-3.1-8b", finetune_method="qlora", quantization="fp8"))
+    assert err.value.field == "quantization"
+    split = resolve(EstimateRequest(model="llama-3.1-8b", gpu="h100-80gb", gpu_count=16, nodes=4))
+    assert split.gpus_per_node == 4 and split.job.parallel.gpus == 16

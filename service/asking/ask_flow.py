@@ -165,12 +165,15 @@ class Asker:
                 answer, error = None, exc.sentence
             sides.append(Side(variant.label, answer, error, *_speeds(fields.get("gpu"))))
             variants.append(CompareSide(variant.label, variant.changes, answer, error))
-        first = next((s.answer for s in sides if s.answer is not None), None)
-        if first is None:
+        answered = next((v for v in variants if v.answer is not None), None)
+        if answered is None or answered.answer is None:
             text = f"{sides[0].error if sides else FALLBACK} {reply.HOW_TO_ASK}"
             return AskAnswer("invalid", p.merged, None, reply.plain(text), None, notes)
-        return AskAnswer("compare", p.merged, first, compare_reply(p.compare_field, sides, notes, p.cloud),
-                         p.clarify, notes, Comparison(p.compare_field, variants))
+        # a follow-up goes on from the first side answered, and so does the link
+        first, parsed = answered.answer, {**p.merged, **answered.changes}
+        return AskAnswer("compare", parsed, first,
+                         compare_reply(p.compare_field, sides, notes, p.cloud), p.clarify, notes,
+                         Comparison(p.compare_field, variants), None, first.link)
 
 
 def with_registered(p: Parsed, text: object, registered: tuple[str, ...]) -> Parsed:

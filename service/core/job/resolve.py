@@ -98,6 +98,12 @@ def _task(req: EstimateRequest, notes: Notes) -> tuple[Task, FinetuneMethod]:
         notes.add(stated("task", task))
     choice("task", task, TASKS)
     method = req.finetune_method
+    if task == "train" and method in ("lora", "qlora"):  # contradictory, not to be guessed at
+        raise InvalidInput("finetune_method", f"{method} is a fine-tuning method and the task is "
+                           "train (full training of every weight)", "task finetune, or no task")
+    if method == "qlora" and req.quantization not in (None, "nf4", "int4"):
+        raise InvalidInput("quantization", f"QLoRA's base is 4-bit NF4, not {req.quantization}",
+                           "nf4 (or none) with finetune_method qlora")
     if task == "finetune":
         if method is None:
             if req.lora_rank is None:
@@ -250,7 +256,13 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     if gpu is not None:
         notes.add(stated("gpu", gpu.id))
     per_node = req.gpus_per_node or (gpu.gpus_per_node if gpu else DEFAULT_GPUS_PER_NODE)
-    if req.nodes is not None:
+    if req.nodes is not None and req.gpu_count is not None and not req.gpus_per_node \
+            and req.gpu_count % req.nodes == 0:
+        # "16 GPUs on 4 nodes": nodes of 4, not the catalog's 8 (2 nodes)
+        per_node = req.gpu_count // req.nodes
+        notes.add(derived("gpus_per_node", per_node, f"{req.gpu_count} GPUs over {req.nodes} "
+                          "nodes"))
+    elif req.nodes is not None:
         notes.value("gpus_per_node", per_node, "the catalog's usual server size")
     if req.gpu_count is not None or req.nodes is not None:
         notes.add(stated("gpu_count" if req.gpu_count is not None else "nodes",
