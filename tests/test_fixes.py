@@ -267,3 +267,12 @@ def test_a_fine_tune_with_no_method_said_is_offered_lora_first() -> None:
     stated = fixes(plan_of(R(params_b=7, task="finetune", finetune_method="full",
                              gpu="rtx4090-24gb", gpu_count=1)))
     assert all(f.changes.get("finetune_method") is None for f in stated)
+
+
+def test_a_job_that_fits_no_number_of_gpus_still_gets_the_fixes_on_one() -> None:
+    """Set 25: a 3B LoRA at micro-batch 8, seq 2048 on A10Gs (no count) had 'does not fit on any
+    number' and no fix; micro-batch 1 with accumulation fits one."""
+    plan = plan_of(R(model="llama-3.2-3b", task="finetune", finetune_method="lora", lora_rank=64,
+                     micro_batch=8, seq_len=2048, gpu="a10g-24gb"))
+    assert not plan.fits and plan.fix is not None
+    assert plan.fix.changes["micro_batch"] == 1 and plan.fix.gpus == 1

@@ -79,12 +79,18 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
             why.append(f"e.g. on {miss.gpus:,} GPUs the leanest layout "
                        f"({miss.leanest.layout.describe()}, {miss.leanest.layout.shape()}) "
                        f"needs {gb(miss.leanest.total_bytes)} per GPU")
+    # no count fits: the fixes are worked out on one GPU ("bs 8 seq 2048" LoRA of a 3B on an
+    # A10G: micro-batch 1 with accumulation fits there), the smallest place to change the job
+    fixed_on = count if count is not None else 1
+    if count is None:
+        one = searcher.at(1)
+        lean = lean or one.leanest
     lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
     shortfall = lean.total_bytes - searcher.budget if lean is not None else None
-    fix, others = (fixes_for(resolved, gpu, count, hit.gpus if hit is not None else None, fleet,
-                             chunking_helps(logits_bytes(lean_estimate), searcher.budget,
-                                            shortfall))
-                   if with_fixes and count is not None else (None, ()))
+    fix, others = (fixes_for(resolved, gpu, fixed_on, hit.gpus if hit is not None else None,
+                             fleet, chunking_helps(logits_bytes(lean_estimate), searcher.budget,
+                                                   shortfall))
+                   if with_fixes else (None, ()))
     stack = layout_stack(resolved, lean.layout) if lean is not None else ""
     if stack:
         notes += [a for a in (stack_assumption(resolved, stack),) if a is not None]
