@@ -133,6 +133,8 @@ class Asker:
             self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
         if limit:
             text += "\n" + reply.plain(limit)
+        if p.launch_asked is not None:
+            text += launch_text(answer, p.launch_asked)
         if p.clarify is not None:
             text += "\n" + reply.plain(p.clarify)
         return AskAnswer(p.intent, p.merged, answer, text, p.clarify, notes, None, ignored,
@@ -174,6 +176,18 @@ class Asker:
         return AskAnswer("compare", parsed, first,
                          compare_reply(p.compare_field, sides, notes, p.cloud), p.clarify, notes,
                          Comparison(p.compare_field, variants), None, first.link)
+
+
+def launch_text(answer: Answer, tool: str) -> str:
+    """The launch config asked for ("and the vllm command?"), as a code block: the tool named,
+    else the plan's first; none when the plan has none (it does not fit)."""
+    configs = answer.launch
+    config = configs.get(tool) if tool else next(iter(configs.values()), None)
+    if config is None:
+        return ("\n" + reply.plain(f"No {tool} config for this plan" if tool and configs else
+                                    "No launch config: the plan does not fit as it is"))
+    command = f"\n{config.command}" if config.command else ""
+    return f"\n*{config.title}*\n```\n{config.text}{command}\n```"
 
 
 def with_registered(p: Parsed, text: object, registered: tuple[str, ...]) -> Parsed:

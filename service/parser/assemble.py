@@ -191,7 +191,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
                   scope=_rl_scope(ordered.get("_rl", [None])[0]),
-                  cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted)
+                  cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
+                  launch_asked=launch_asked(scan.low))
 
 
 NAME_THE_GPUS = ("Name the GPUs for the largest model that fits, e.g. `biggest model I can lora "
@@ -232,9 +233,40 @@ def _also(text: str, ignored: tuple[str, ...]) -> str:
     return f"{text} (I didn't use: {', '.join(ignored)}.)" if ignored else text
 
 
+# "and the vllm command?", "deepspeed config pls", "how do I launch it": the config's text
+# (asked for, not a pasted "ds_config": a request word before it, or a "?"/"pls" after it)
+_TOOLS = r"(?:(?P<tool>vllm|sglang|deepspeed|ds|megatron|torchtitan|accelerate|torchrun)\s+)?"
+_LAUNCH_ASK = re.compile(
+    r"\b(?:and|give\s+me|show(?:\s+me)?|what(?:'s|\s+is|\s+would\s+be)|send|post|need|want|get|"
+    r"write)\s+(?:me\s+)?(?:the\s+|a\s+)?" + _TOOLS + r"(?:launch\s+|serve\s+|start\s+)?"
+    r"(?:command|cmd|config|launch\s+line)\b"
+    r"|\b" + _TOOLS.replace("P<tool>", "P<tool2>") + r"(?:launch\s+|serve\s+)?(?:command|cmd|config)"
+    r"\s*(?:\?|pls\b|please\b)"
+    r"|\bhow\s+(?:do|would|should)\s+(?:i|we)\s+(?:launch|start|run)\s+(?:it|this|that)\b")
+_TOOL = {"ds": "deepspeed"}
+
+
+def launch_asked(low: str) -> str | None:
+    m = _LAUNCH_ASK.search(low)
+    if m is None:
+        return None
+    tool = m.group("tool") or m.group("tool2") or ""
+    return _TOOL.get(tool, tool)
+
+
+# "thanks!", "ty", "perfect, thanks": the end of a thread, not a question
+_THANKS = re.compile(r"^\W*(?:(?:ok(?:ay)?|great|perfect|awesome|nice|cool|got\s+it)\W+)?(?:thanks?|"
+                     r"thank\s+you|thx|ty|cheers|much\s+appreciated)(?:\s+(?:so\s+much|a\s+lot|"
+                     r"again|fitcheck))?\W*$")
+WELCOME = ("You're welcome. Ask another question, or change one setting in this thread "
+           "(e.g. `what about 8k?`).")
+
+
 def _nothing(scan: Scan, ignored: list[str]) -> str:
     if looks_like_sql(scan.low):
         return SQL
+    if _THANKS.match(scan.low) and not ignored:
+        return WELCOME
     if ignored:
         return (f"I couldn't use {ignored[0]} on its own: say what it counts, e.g. `8 gpus`, "
                 "`32k context`, `16 users`, `tp 4`, and the model and GPU if this starts a thread.")

@@ -60,7 +60,9 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
         for k in drop:
             if k not in new:
                 merged.pop(k, None)
-        if task == "train" and previous.get("quantization") == "nf4" and "quantization" not in new:
+        # QLoRA's NF4 base is not a serving format, and full training has no 4-bit base
+        if task in ("train", "infer") and previous.get("quantization") == "nf4" \
+                and "quantization" not in new:
             merged.pop("quantization", None)
     method = new.get("finetune_method")
     if method in ("lora", "full") and previous.get("quantization") == "nf4" \

@@ -68,6 +68,7 @@ class Parsed:
     cheapest: bool = False  # "cheaper option?": the job on every GPU type, cheapest per hour first
     cloud: str | None = None  # "what instance on AWS?": the cheapest list on that cloud's GPUs
     defaulted: tuple[str, ...] = ()  # request fields the parser filled in (not the user's words)
+    launch_asked: str | None = None  # "and the vllm command?": the tool named, "" for any
     # what the job named that the answer does not size (PPO's critic and reward models): said
     # right under the headline, so a "Fits" is read as the part that was sized
     scope: Scope | None = None
