@@ -82,3 +82,12 @@ def test_the_biggest_model_on_given_gpus_is_searched_in_size_order() -> None:
     reply = ask("we have 4 A6000s (48gb, no nvlink). biggest model we can full-finetune?").reply
     assert "*llama-3.1-8b*; qwen2.5-14b does not" in reply
     assert "Name the GPUs" in ask("what's the biggest model we can serve at 8k?").reply
+
+
+def test_cheaper_in_a_run_of_stated_tokens_is_the_cheapest_run_not_the_cheapest_hour() -> None:
+    """Set 25: 'cheaper option?' after a 100B-token pretraining question had picked one RTX 3090
+    (cheapest per hour, 494 days and more dollars than the H100s)."""
+    previous = ask("how long to pretrain a 1B on 100B tokens with 8x h100").parsed
+    reply = ask("cheaper option?", previous).reply
+    assert reply.startswith("*Cheapest run for 1b: ")
+    assert "for the run" in reply.splitlines()[1]

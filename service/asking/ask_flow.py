@@ -24,7 +24,7 @@ from service.parser.rules import invalid_sentence
 from service.parser.types import Parsed
 from service.permalink import link, normalise
 from service.render import slack_reply as reply
-from service.render.slack_cheapest import cheapest_reply
+from service.render.slack_cheapest import cheapest_entry, cheapest_reply
 from service.render.slack_compare import Side, compare_reply
 from service.work_pool import PoolBusy
 
@@ -137,7 +137,11 @@ class Asker:
             text += launch_text(answer, p.launch_asked)
         if p.clarify is not None:
             text += "\n" + reply.plain(p.clarify)
-        return AskAnswer(p.intent, p.merged, answer, text, p.clarify, notes, None, ignored,
+        parsed = p.merged
+        best = cheapest_entry(answer, p.cloud) if p.cheapest else None
+        if best is not None and best.gpus:  # the thread goes on with the option it led with
+            parsed = {**p.merged, "gpu": best.gpu, "gpu_count": best.gpus}
+        return AskAnswer(p.intent, parsed, answer, text, p.clarify, notes, None, ignored,
                          answer.link)
 
     async def _qlora_tip(self, p: Parsed, answer: Answer) -> str:

@@ -4,9 +4,11 @@ its GPUs, each as the instances that hold the GPUs (``service/data/clouds.json``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from service.core.compute.time_cost import gpu_hours_on
 from service.core.hardware.clouds import Instances, cloud_name, instances_for
+from service.core.hardware.gpus import find_gpu
 from service.core.report.answer_types import Answer, FitsOnEntry
 from service.core.units import gb
 from service.render.slack_reply import LAYOUT_FIELDS, assumptions_lines, safe, short_gpu
@@ -19,6 +21,7 @@ class _Row:
     entry: FitsOnEntry
     per_hour: float  # what the GPUs rented cost an hour (a whole instance on a cloud)
     instances: Instances | None
+    run_cost: float | None = None  # with training tokens: the whole run on these GPUs
 
     @property
     def whose(self) -> str:
@@ -49,7 +52,23 @@ def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
             price = held.usd_per_hour * held.count if held.usd_per_hour is not None \
                 else per_gpu * held.gpus
             rows.append(_Row(entry, price, held))
+    compute = answer.compute
+    if compute is not None:  # a run of stated tokens: the cheapest run, not the cheapest hour
+        rows = [replace(r, run_cost=_run_cost(r, compute.total_flops)) for r in rows]
+        return sorted(rows, key=lambda r: (r.run_cost is None, r.run_cost or 0.0, r.per_hour))
     return sorted(rows, key=lambda r: (r.per_hour, r.entry.gpus or 0))
+
+
+def _run_cost(row: _Row, total_flops: float) -> float | None:
+    hours = gpu_hours_on(find_gpu(row.entry.gpu), total_flops)
+    gpus = row.instances.gpus if row.instances is not None else row.entry.gpus or 1
+    return hours / (row.entry.gpus or 1) * row.per_hour if hours is not None and gpus else None
+
+
+def cheapest_entry(answer: Answer, cloud: str | None = None) -> FitsOnEntry | None:
+    """The row the reply leads with: where a thread goes on ("and the sglang command?")."""
+    rows = _rows(answer, cloud)
+    return rows[0].entry if rows else None
 
 
 def cheapest_option(answer: Answer, cloud: str | None = None) -> str | None:
@@ -65,11 +84,17 @@ def cheapest_reply(answer: Answer, notes: list[str], cloud: str | None = None) -
         lines = [f"*{answer.model} fits no GPU type{where} of the catalog that has a list price*"]
     else:
         best = rows[0]
-        lines = [f"*Cheapest per hour{where} for {answer.model}: {best.what()} "
-                 f"(~${best.per_hour:,.2f}/h {best.whose})*"]
-        lines += [f"• {r.what()}: ~${r.per_hour:,.2f}/h {r.whose}, "
-                  f"{gb(r.entry.per_gpu_total or 0)} per GPU, {r.entry.layout}"
+        run = f", ≈${best.run_cost:,.0f} for the run" if best.run_cost is not None else ""
+        lines = [f"*Cheapest {'run' if run else 'per hour'}{where} for {answer.model}: "
+                 f"{best.what()} (~${best.per_hour:,.2f}/h {best.whose}{run})*"]
+        lines += [f"• {r.what()}: ~${r.per_hour:,.2f}/h {r.whose}"
+                  + (f", ≈${r.run_cost:,.0f} for the run" if r.run_cost is not None else "")
+                  + f", {gb(r.entry.per_gpu_total or 0)} per GPU, {r.entry.layout}"
                   for r in rows[:CHEAPEST_SHOWN]]
+        if best.run_cost is not None:
+            lines.append("The run's cost: its FLOPs at each GPU's bf16 peak and the catalog's "
+                         "default MFU, times the GPUs' price per hour (more GPUs finish sooner "
+                         "for about the same cost)")
         lines.append(("On-demand: the cloud's own price of the whole instances "
                       "(service/data/clouds.json); catalog prices: the catalog's per-GPU price "
                       "for every GPU of the instances" if cloud else

@@ -127,3 +127,10 @@ def default_mfu(gpu: Gpu, peak_precision: str, job: Job, active: float,
         source += "; MFU excludes recomputation: Chowdhery et al. 2022 (PaLM) app. B"
     mfu = round(mfu, 3)
     return mfu, default("mfu", mfu, why, source)
+
+
+def gpu_hours_on(gpu: Gpu, total_flops: float) -> float | None:
+    """The same run's GPU-hours on another GPU type, at its bf16 dense peak and the catalog's
+    default MFU (what "cheaper option?" weighs for a run of stated tokens); None without a peak."""
+    rate = peak_flops(gpu, "bf16") * gpu.default_mfu
+    return total_flops / rate / 3600 if rate > 0 else None
