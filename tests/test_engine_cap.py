@@ -75,3 +75,13 @@ def test_a_serving_comparison_on_given_gpus_is_won_on_the_sequences_held() -> No
     assert "Each serves it on 4 GPUs; *TP=4* holds the most at once: 117 sequences, against 10" \
         in reply
     assert "Fewer GPUs needed" not in reply
+
+
+def test_serving_sides_with_their_own_counts_weigh_room_speed_and_price() -> None:
+    """Set 25: '4x a100 80gb vs 2x h200' had said 'Same GPU count', 'used 4, not 2' and
+    'You said: GPUs 4'."""
+    reply = ask("qwen2.5 72b inference: 4x a100 80gb vs 2x h200?").reply
+    assert "*4x A100 80GB SXM* holds the most at once: 113 sequences, against 89; *2x H200 " \
+        "141GB SXM* decodes fastest" in reply
+    assert "Same GPU count" not in reply and "used 4, not 2" not in reply
+    assert "GPUs 4" not in reply

@@ -137,13 +137,26 @@ def _serving_on_the_given_gpus(sides: list[Side]) -> str | None:
     planners = [s.answer.planner if s.answer is not None else None for s in sides]
     rooms = [s.room for s in sides]
     if not all(p is not None and p.mode == "given" and p.fits for p in planners) \
-            or any(r is None for r in rooms) or len({p.gpus for p in planners if p}) != 1:
+            or any(r is None for r in rooms):
         return None
     best = max(sides, key=lambda s: s.room or 0)
     rest = ", ".join(f"{s.room or 0:,}" for s in sides if s is not best)
-    gpus = next(p.gpus for p in planners if p is not None) or 1
-    return (f"Each serves it on {counted(gpus, 'GPU')}; *{best.label}* holds the most at once: "
-            f"{best.room or 0:,} sequences, against {rest}")
+    counts = {p.gpus for p in planners if p}
+    if len(counts) == 1:
+        gpus = next(iter(counts)) or 1
+        return (f"Each serves it on {counted(gpus, 'GPU')}; *{best.label}* holds the most at "
+                f"once: {best.room or 0:,} sequences, against {rest}")
+    # other counts of other cards ("4x A100 80GB vs 2x H200"): room, speed and price side by side
+    costs = [s.answer.serving_cost.per_hour_usd if s.answer is not None
+             and s.answer.serving_cost is not None else None for s in sides]
+    fast = max(sides, key=lambda s: s.bandwidth)
+    line = (f"*{best.label}* holds the most at once: {best.room or 0:,} sequences, against "
+            f"{rest}; *{fast.label}* decodes fastest ({fast.bandwidth:,.0f} GB/s of memory "
+            "bandwidth per GPU)")
+    if all(c is not None for c in costs):
+        line += "; " + ", ".join(f"{s.label} ≈${c:,.2f}/h" for s, c in zip(sides, costs,
+                                                                        strict=True))
+    return line
 
 
 def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
@@ -213,8 +226,11 @@ def compare_reply(field: str | None, sides: list[Side], notes: list[str],
     if first is not None:
         # the compared field is in every side's label, not one side's "you said"; a layout knob
         # the planner chose is in every side's line, not the first side's default
-        kept = [a for a in first.assumptions if a.field != field
+        # GPU sides with their own counts carry the count too
+        own = {field, "gpu_count", "nodes"} if field == "gpu" else {field}
+        kept = [a for a in first.assumptions if a.field not in own
                 and (a.origin == "stated" or a.field not in LAYOUT_KNOBS or not _planned(sides))]
+        notes = [n for n in notes if not (field == "gpu" and n.startswith("gpu count: used"))]
         lines += assumptions_lines(notes, kept)
     return safe("\n".join(lines))
 
