@@ -208,3 +208,23 @@ def test_empty_form_fields_mean_not_stated(api: TestClient) -> None:
                 headers={"Accept": "application/json"})
     assert r.status_code == 200
     assert path_of(r.json()["link"]) == "/v1/estimate?model=llama-3-8b&gpu=a100-40gb"
+
+
+def test_a_body_not_sent_as_json_is_a_415_and_bad_json_names_the_body(api: TestClient) -> None:
+    """Review 24: curl -d (form-encoded) had got 'body: Input should be a valid dictionary', and
+    malformed JSON a field named after the character where parsing stopped."""
+    form = api.post("/v1/estimate", content='{"model": "llama-3-8b"}',
+                    headers={"content-type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 415 and "Content-Type: application/json" in form.json()["detail"]
+    broken = api.post("/v1/estimate", content='{"model": "llama-3-8b",',
+                      headers={"content-type": "application/json"})
+    assert broken.status_code == 422
+    assert broken.json()["errors"][0]["field"] == "body"
+    assert broken.json()["errors"][0]["message"].startswith("is not valid JSON")
+
+
+def test_a_serving_answer_on_given_gpus_has_its_room_at_the_top(api: TestClient) -> None:
+    """Review 24: plan.max_concurrent_sequences was null with a GPU count."""
+    body = api.post("/v1/estimate", json={"model": "llama-3.1-8b", "task": "infer",
+                                          "gpu": "h100-80gb", "gpu_count": 1}).json()
+    assert body["plan"]["max_concurrent_sequences"] == body["details"]["max_concurrent_sequences"]

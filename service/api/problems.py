@@ -100,6 +100,12 @@ def validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
     """Pydantic's errors as field errors: the field, what is wrong, what it accepts."""
     errors = []
     for err in exc.errors():
+        if err.get("type") == "json_invalid":  # its loc is the character where parsing stopped
+            where = next((p for p in err.get("loc", ()) if isinstance(p, int)), None)
+            errors.append({"field": "body", "message": "is not valid JSON" + (
+                f" (stopped at character {where})" if where is not None else ""),
+                "accepted": "a JSON object of request fields"})
+            continue
         loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
         field = ".".join(loc) or "body"
         top = loc[0] if loc else "body"
@@ -115,6 +121,13 @@ def install(app: FastAPI) -> None:
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
+        sent = request.headers.get("content-type", "")
+        if request.method == "POST" and "json" not in sent.lower() and any(
+                tuple(e.get("loc", ())) == ("body",) for e in exc.errors()):
+            # a body sent as a form (curl -d without -H): the body was never read as JSON
+            return problem(415, "Unsupported media type",
+                           f"the body was sent as {sent or 'no content type'}: send JSON with "
+                           "Content-Type: application/json", "unsupported-media-type", request)
         return invalid(validation_errors(exc), request)
 
     async def on_invalid(request: Request, exc: Exception) -> JSONResponse:

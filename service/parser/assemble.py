@@ -296,7 +296,8 @@ OFF_TOPIC_WORDS = 6
 _CREATIVE = re.compile(r"\b(?:write|tell|compose|give)\s+(?:me\s+|us\s+)?(?:a\s+)?"
                        r"(?:haiku|poem|joke|song|story|limerick)s?\b")
 _CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|other\s+(?:gpus?|options?|cards?)"
-                      r"|alternatives?)\b")
+                      r"|alternatives?|(?:what|which)\s+(?:gpus?|cards?)\s+(?:do\s+you\s+|would\s+you\s+)?"
+                      r"recommend(?:\s+instead)?|(?:gpus?|cards?)\s+instead)\b")
 # a first message asking which GPU type to use ("cheapest GPU to serve X", "which GPUs can run X")
 _WHICH_GPU = re.compile(
     r"\b(?:cheapest|least\s+expensive|cheapest\s+way)\b"

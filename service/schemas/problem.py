@@ -42,6 +42,7 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _problem("The body cannot be read (not UTF-8 JSON)"),
     404: _problem("Unknown model or GPU, with the closest names"),
     413: _problem("Request body too large"),
+    415: _problem("The body was not sent as JSON (Content-Type: application/json)"),
     422: _problem("Invalid input: every bad field and what it accepts"),
     503: _problem("A registered model was asked for while the registry (Redis) is down"),
 }

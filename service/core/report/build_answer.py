@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from service.core.compute.time_cost import MFU_SPREAD, TimeAndCost, time_and_cost
 from service.core.compute.training_time import ComputeEstimate
 from service.core.job.assumptions import merge_assumptions
@@ -170,6 +172,9 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
     per_node = plan.gpus_per_node if plan is not None and plan.mode != "catalog" \
         else resolved.gpus_per_node
     stated_layout = job_layout(job, per_node)
+    room = est.details.get("max_concurrent_sequences")
+    if job.task == "infer" and isinstance(room, int | float):  # the stated layout's own room
+        stated_layout = replace(stated_layout, max_concurrent_sequences=int(room))
     shown, layout, fits = est, stated_layout, _engine_fits(est)
     as_stated: LayoutFigures | None = None
     planned = plan is not None and plan.estimate is not None and (
