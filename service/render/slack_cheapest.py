@@ -48,9 +48,9 @@ def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
             continue
         held = instances_for(cloud, entry.gpu, entry.gpus)
         if held is not None:  # the instances are paid whole: the cloud's price where recorded
-            per_gpu = entry.price_per_hour_usd / entry.gpus
-            price = held.usd_per_hour * held.count if held.usd_per_hour is not None \
-                else per_gpu * held.gpus
+            price = held.on_demand_usd_per_hour
+            if price is None:
+                price = entry.price_per_hour_usd / entry.gpus * held.gpus
             rows.append(_Row(entry, price, held))
     compute = answer.compute
     if compute is not None:  # a run of stated tokens: the cheapest run, not the cheapest hour
@@ -61,8 +61,7 @@ def _rows(answer: Answer, cloud: str | None) -> list[_Row]:
 
 def _run_cost(row: _Row, total_flops: float) -> float | None:
     hours = gpu_hours_on(find_gpu(row.entry.gpu), total_flops)
-    gpus = row.instances.gpus if row.instances is not None else row.entry.gpus or 1
-    return hours / (row.entry.gpus or 1) * row.per_hour if hours is not None and gpus else None
+    return hours / (row.entry.gpus or 1) * row.per_hour if hours is not None else None
 
 
 def cheapest_entry(answer: Answer, cloud: str | None = None) -> FitsOnEntry | None:

@@ -206,8 +206,8 @@ def cloud_line(sides: list[Side], cloud: str) -> str | None:
         held = instances_for(cloud, answer.gpu, int(side.gpus))
         if held is None:
             continue
-        price = f"~${held.usd_per_hour * held.count:,.2f}/h on-demand" \
-            if held.usd_per_hour is not None else "no recorded price"
+        on_demand = held.on_demand_usd_per_hour
+        price = f"~${on_demand:,.2f}/h on-demand" if on_demand is not None else "no recorded price"
         parts.append(f"*{side.label}*: {held.describe()} {price}")
     return f"On {cloud_name(cloud)}: " + "; ".join(parts) if len(parts) > 1 else None
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,23 +27,33 @@ class Instances:
     def gpus(self) -> int:
         return self.count * self.gpus_each
 
+    @property
+    def on_demand_usd_per_hour(self) -> float | None:
+        """The whole instances' price an hour on the cloud (None where no price is recorded)."""
+        return self.usd_per_hour * self.count if self.usd_per_hour is not None else None
+
     def describe(self) -> str:
         return f"{self.count}x {self.name}" if self.count > 1 else self.name
 
 
 @cache
-def _clouds() -> dict[str, tuple[str, dict[str, dict[int, str]]]]:
+def _raw_clouds() -> dict[str, dict[str, Any]]:
     raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
+    clouds: dict[str, dict[str, Any]] = raw["clouds"]
+    return clouds
+
+
+@cache
+def _clouds() -> dict[str, tuple[str, dict[str, dict[int, str]]]]:
     return {cloud: (entry["name"], {item["gpu"]: {int(n): size for n, size in item["sizes"].items()}
                                     for item in entry["instances"]})
-            for cloud, entry in raw["clouds"].items()}
+            for cloud, entry in _raw_clouds().items()}
 
 
 @cache
 def _prices() -> dict[str, dict[str, float]]:
-    raw = json.loads(files("service.data").joinpath("clouds.json").read_text(encoding="utf-8"))
     return {cloud: dict(entry.get("on_demand_usd_per_hour", {}))
-            for cloud, entry in raw["clouds"].items()}
+            for cloud, entry in _raw_clouds().items()}
 
 
 def cloud_ids() -> tuple[str, ...]:
@@ -51,10 +62,6 @@ def cloud_ids() -> tuple[str, ...]:
 
 def cloud_name(cloud: str) -> str:
     return _clouds()[cloud][0]
-
-
-def offers(cloud: str, gpu_id: str) -> bool:
-    return gpu_id in _clouds()[cloud][1]
 
 
 def instances_for(cloud: str, gpu_id: str, gpus: int) -> Instances | None:
