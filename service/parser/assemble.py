@@ -13,6 +13,7 @@ from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
+from service.parser.knobs import NOTE_VOIDED_BY
 from service.parser.maximum import asked, asked_model
 from service.parser.scaling import apply_scaling
 from service.parser.scan import Scan
@@ -100,7 +101,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             fields.pop(key, None)
     if compare_field == "model":
         fields.pop("params_b", None)
-    notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)]
+    notes[:0] = [f.note for f in scan.findings if f.note and _used(f, fields, compare_field)
+                 and NOTE_VOIDED_BY.get(f.note) not in ordered]
     notes += scan.notes
     apply_scaling(ordered.get("_scale", []), fields, prev, task, notes, ignored)
     how_many = bool(ordered.get("_how_many"))
@@ -183,10 +185,6 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         clarify = _also(clarify, said)
     maximize = "model" if biggest else asked(scan.low, fields) if compare_field is None else None
     deadline = ordered.get("_deadline_hours", [None])[0]
-    if "shard_group" in fields:  # HSDP with its group said
-        notes = [n for n in notes if not n.startswith("HSDP with no shard group")]
-    if ordered.get("_rl"):  # PPO's reward model is one the scope line says is not counted
-        notes = [n for n in notes if not n.startswith("reward model sized")]
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
@@ -223,7 +221,9 @@ def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> 
     out = []
     for field, values in ordered.items():
         numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-        if field in REQUEST_FIELDS and field != compare_field and len(numbers) > 1 and field != "params_b":
+        own_count = compare_field == "gpu" and field in ("gpu_count", "nodes")  # '4x A100 vs 2x H200'
+        if field in REQUEST_FIELDS and field != compare_field and len(numbers) > 1 \
+                and field != "params_b" and not own_count:
             others = ", ".join(f"{v:,}" if isinstance(v, int) else f"{v:g}" for v in numbers[1:3])
             out.append(f"{field.replace('_', ' ')}: used {numbers[0]:,}, not {others}")
     return out[:3]

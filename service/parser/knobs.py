@@ -41,6 +41,15 @@ _ZERO_OFFLOAD = re.compile(r"offload|infinity")
 _OFF = r"\s*(?:[=:]\s*[\"']?)?(?:off|disabled?|false|none)\b"
 
 
+REWARD_NOTE = ("reward model sized as fine-tuning with its LM head and vocab logits (its score head "
+               "has neither): an upper bound; chosen and rejected completions are not doubled")
+HSDP_NOTE = ("HSDP with no shard group said read as FSDP full sharding (say 'shard group 8' for one "
+             "node's HSDP)")
+# a rule's note that another finding makes untrue: HSDP with its group said; PPO's reward model,
+# which the RL scope line already says is not counted
+NOTE_VOIDED_BY = {HSDP_NOTE: "shard_group", REWARD_NOTE: "_rl"}
+
+
 def _r(pattern: str, field: str, value: Any, note: str = "") -> Rule:
     return re.compile(pattern), field, value, note
 
@@ -99,8 +108,7 @@ RULES: tuple[Rule, ...] = (
        "critic models are not counted"),
     # a reward model (TRL RewardTrainer): a score head, not an LM head
     _r(r"\breward[\s\-_]*model(?:l?ing)?\b|\brewardtrainer\b|\breward[\s\-_]*trainer\b", "_reward", True,
-       "reward model sized as fine-tuning with its LM head and vocab logits (its score head has "
-       "neither): an upper bound; chosen and rejected completions are not doubled"),
+       REWARD_NOTE),
     # "we're NOT using deepspeed, just plain DDP": a framework denied is not the stack
     _r(r"\b(?:not|no|without|never|don'?t|aren'?t)\s+(?:even\s+)?(?:using\s+|use\s+|with\s+|on\s+|"
        r"running\s+)?(?:deep[\s\-]?speed|fsdp2?|megatron)\b", "_framework_denied", True),
@@ -125,9 +133,7 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:shard_grad_op|grad[\s_]*op)\b", "zero_stage", 2, "FSDP SHARD_GRAD_OP = ZeRO-2"),
     _r(r"\bno_shard\b", "zero_stage", 0),
     _r(r"\bfull[\s_]shard\b", "zero_stage", 3, "FSDP FULL_SHARD = ZeRO-3"),
-    _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3,
-       "HSDP with no shard group said read as FSDP full sharding (say 'shard group 8' for one "
-       "node's HSDP)"),
+    _r(r"\bhsdp\b|\bhybrid[\s_]*shard\b", "zero_stage", 3, HSDP_NOTE),
     _r(r"\bfsdp2?\b", "zero_stage", FSDP, "FSDP full sharding = ZeRO-3"),
     _r(r"\bddp\b|\bplain\s+data[\s\-]parallel", "zero_stage", 0),
     _r(r"\bdistributed[\s\-_]*optimizer\b", "zero_stage", 1, "Megatron distributed optimizer = ZeRO-1"),

@@ -230,7 +230,6 @@ def compare_reply(field: str | None, sides: list[Side], notes: list[str],
         own = {field, "gpu_count", "nodes"} if field == "gpu" else {field}
         kept = [a for a in first.assumptions if a.field not in own
                 and (a.origin == "stated" or a.field not in LAYOUT_KNOBS or not _planned(sides))]
-        notes = [n for n in notes if not (field == "gpu" and n.startswith("gpu count: used"))]
         lines += assumptions_lines(notes, kept)
     return safe("\n".join(lines))
 
