@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from service.core.compute.time_cost import MFU_SPREAD
 from service.core.job.assumptions import Assumption, Value
 from service.core.job.model_notes import CAVEAT_FIELD
 
@@ -100,3 +101,8 @@ def short_assumption(a: Assumption) -> str:
     """'seq 4,096 tokens' for a chat line."""
     name = _SHORT.get(a.field, label(a.field))
     return f"{name} {value_text(a.field, a.value)}"
+
+
+def mfu_range(low: str, high: str) -> str:
+    """A time or GPU-hours range at the default MFU's spread (``MFU_SPREAD``), said as such."""
+    return f"{low}-{high} at the default MFU ±{MFU_SPREAD:.0%}"

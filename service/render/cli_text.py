@@ -18,7 +18,7 @@ from service.core.report.headline import (
     top_figures,
 )
 from service.core.units import counted, gb, human_count
-from service.render.assumption_text import assumption_line
+from service.render.assumption_text import assumption_line, mfu_range
 
 LABELS = {
     "weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer state",
@@ -71,7 +71,7 @@ def _compute_lines(title: str, c: ComputeEntry | None) -> list[str]:
     cost = f", ${c.cost_usd:,.0f}" if c.cost_usd is not None else ""
     return [f"{title}: {c.total_flops:.3g} FLOPs ({c.formula}); {c.seconds:,.3g} s = "
             f"{c.days:,.1f} days on {counted(c.gpus, 'GPU')}"
-            + (f" ({c.days_range[0]:,.1f}-{c.days_range[1]:,.1f} at the default MFU ±25%)"
+            + (f" ({mfu_range(f'{c.days_range[0]:,.1f}', f'{c.days_range[1]:,.1f}')})"
                if c.days_range else "") + f", {c.gpu_hours:,.0f} GPU-hours{cost}"]
 
 

@@ -3,8 +3,8 @@ GPU-hours and FLOPs; with no GPU count, the GPU-hours lead."""
 
 from __future__ import annotations
 
-from service.core.compute.time_cost import MFU_SPREAD
 from service.core.report.answer_types import ComputeEntry
+from service.render.assumption_text import mfu_range
 
 
 def _duration(days: float) -> str:
@@ -29,14 +29,14 @@ def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> 
             low, high = _duration(c.days_range[0]), _duration(c.days_range[1])
             if low.split()[1] == high.split()[1]:
                 low = low.split()[0]
-            took += f" ({low}-{high} at MFU ±{MFU_SPREAD:.0%})"
+            took += f" ({mfu_range(low, high)})"
         line = (f"*{took}*{cost} on {c.gpus:,} GPU{plural} · {c.gpu_hours:,.0f} "
                 f"GPU-hours · {c.total_flops:.2g} FLOPs")
     else:
         hours = f"{c.gpu_hours:,.0f} GPU-hours"
         if c.days_range:
             low_h, high_h = (c.gpu_hours * d / c.days for d in c.days_range)
-            hours += f" ({low_h:,.0f}-{high_h:,.0f} at MFU ±{MFU_SPREAD:.0%})"
+            hours += f" ({mfu_range(f'{low_h:,.0f}', f'{high_h:,.0f}')})"
         line = (f"*{hours}*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
                 f"given: {took} on the {c.gpus:,} GPU{plural} that hold it")
         if c.days > MONTH_DAYS:

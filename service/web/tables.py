@@ -7,7 +7,7 @@ from html import escape
 
 from service.core.report.answer_types import Answer
 from service.core.report.headline import speaks_of_planner
-from service.render.assumption_text import assumption_line
+from service.render.assumption_text import assumption_line, mfu_range
 from service.web.chart import LABELS
 from service.web.layout import gb, gib
 
@@ -52,7 +52,7 @@ def compute(answer: Answer) -> str:
             "<th>days</th><th>GPU-hours</th><th>cost</th><th>formula</th></tr><tr>"
             + _cell("FLOPs", f"{c.total_flops:.3g}", "n")
             + _cell(f"days on {c.gpus:,} GPUs", f"{c.days:,.1f}" + (
-                f" ({c.days_range[0]:,.1f}-{c.days_range[1]:,.1f} at the default MFU ±25%)"
+                f" ({mfu_range(f'{c.days_range[0]:,.1f}', f'{c.days_range[1]:,.1f}')})"
                 if c.days_range else ""), "n")
             + _cell("GPU-hours", f"{c.gpu_hours:,.0f}", "n") + _cell("cost", cost, "n")
             + _cell("formula", f"<code>{escape(c.formula)}</code>") + "</tr></table>")

@@ -32,7 +32,7 @@ from service.core.planning.layouts import (
     node_count,
     tensor_parallel_sizes,
 )
-from service.core.planning.plan_types import Candidate, Fix, hourly_price
+from service.core.planning.plan_types import SHOWN_FIXES, Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
 from service.core.planning.stacks import (
@@ -43,7 +43,6 @@ from service.core.planning.stacks import (
 )
 from service.core.units import counted, gb
 
-SHOWN_FIXES = 3  # the fix and the next best two
 # Suggest a chunked loss when the loss's fp32 logits buffers are this share of the budget (below
 # it the kernel saves less than the band of the estimate, error_band.py, is wide), or when they
 # alone are more than the job is short: then the kernel closes the gap by itself.

@@ -104,6 +104,9 @@ def hourly_price(gpu: Gpu, count: int) -> str:
     return f"~${gpu.price_per_gpu_hour_usd * count:,.2f}/h at catalog prices"
 
 
+SHOWN_FIXES = 3  # an answer shows the fix and the next best two
+
+
 @dataclass(frozen=True, slots=True)
 class Fix:
     """A change that makes the job fit: what to change, what it costs (``note``: step time,

@@ -19,13 +19,12 @@ from service.core.job.spec import Job
 from service.core.memory.serving import LLAMACPP, ServingBudget
 from service.core.model.formats import QUANT_BITS
 from service.core.planning.fleet_moves import FleetFit, fleet_moves
-from service.core.planning.plan_types import Fix, ServingFit, hourly_price
+from service.core.planning.plan_types import SHOWN_FIXES, Fix, ServingFit, hourly_price
 from service.core.planning.serving_shapes import evaluate
 from service.core.units import counted
 
 Evaluate = Callable[[Job, Gpu, int, int], ServingFit]
 Fewest = Callable[[Job, Gpu], ServingFit | None]
-SHOWN_FIXES = 3
 QUALITY_INT4 = "4-bit weights: about 1 point lower on benchmarks (AWQ, GPTQ papers)"
 QUALITY_FP8 = "fp8 weights: near-lossless (fp8 E4M3 with per-channel scales)"
 QUALITY_KV = "fp8 KV cache: a small quality cost (vLLM --kv-cache-dtype fp8)"
@@ -208,6 +207,11 @@ def with_engine_fix(fix: Fix | None, others: list[Fix], engine: Fix) -> tuple[Fi
     at = next((i for i, f in enumerate(ordered) if f.kind != "serving"), len(ordered))
     ordered.insert(at, engine)
     return ordered[0], ordered[1:SHOWN_FIXES]
+
+
+def said_first(first: Fix, fix: Fix | None, others: list[Fix]) -> tuple[Fix, list[Fix]]:
+    """``first`` leads (the user's own setting is the cause), then the fixes found before it."""
+    return first, [f for f in (fix, *others) if f is not None][:SHOWN_FIXES - 1]
 
 
 def _lean_bases(steps: list[ServingStep]) -> list[list[ServingStep]]:

@@ -27,6 +27,7 @@ from service.core.planning.plan_types import Alternative, Fix, Plan, ServingFit
 from service.core.planning.serving_fixes import (
     budget_fix,
     engine_fix,
+    said_first,
     serving_fixes,
     with_engine_fix,
 )
@@ -203,7 +204,7 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
             fix, others = with_engine_fix(fix, others, switch)
         raised = budget_fix(resolved, job, gpu, chosen, per_node)
         if raised is not None:  # the user's own lowered share is the cause: said first
-            fix, others = raised, [f for f in (fix, *others) if f is not None][:2]
+            fix, others = said_first(raised, fix, others)
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
                    alternatives=_without_stages(job, gpu, chosen, per_node, budget, stated)

@@ -83,8 +83,7 @@ def plan_training(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = (),
     # A10G: micro-batch 1 with accumulation fits there), the smallest place to change the job
     fixed_on = count if count is not None else 1
     if count is None:
-        one = searcher.at(1)
-        lean = lean or one.leanest
+        lean = lean or searcher.at(1).leanest
     lean_estimate = searcher.memory.estimate(lean.layout) if lean is not None else None
     shortfall = lean.total_bytes - searcher.budget if lean is not None else None
     fix, others = (fixes_for(resolved, gpu, fixed_on, hit.gpus if hit is not None else None,
