@@ -13,9 +13,9 @@ from dataclasses import replace
 
 from service.core.hardware.gpus import Gpu, all_gpus
 from service.core.job.resolve import ResolvedJob
-from service.core.planning.layouts import SearchSpace, node_count
-from service.core.planning.plan_types import Candidate, FitsOnRow
-from service.core.planning.search import ShapeProbes, fewest, states_lower_bound
+from service.core.planning.layouts import SearchSpace, Structure, node_count
+from service.core.planning.plan_types import Candidate, FitsOnRow, Layout
+from service.core.planning.search import fewest, states_lower_bound
 from service.core.planning.search_setup import budget_bytes, build_space, make_searcher, per_node
 from service.core.planning.serving_plan import fewest_serving, serving_budget
 from service.core.planning.serving_shapes import stated_shape
@@ -56,7 +56,7 @@ def _fewest_by_budget(resolved: ResolvedJob, catalog: list[Gpu],
         gpus_of.setdefault((spaces[gpu.id], budget_bytes(resolved, gpu)), gpu)
     found: dict[tuple[SearchSpace, int], tuple[Candidate | None, int]] = {}
     fits_nowhere: set[SearchSpace] = set()
-    probes: dict[SearchSpace, ShapeProbes] = {}
+    ranked: dict[SearchSpace, dict[Structure, list[Layout]]] = {}
     # within a space, a smaller budget needs at least the GPUs a larger one needed
     at_least: dict[SearchSpace, int] = {}
     for (space, budget), gpu in sorted(gpus_of.items(), key=lambda item: -item[0][1]):
@@ -65,7 +65,7 @@ def _fewest_by_budget(resolved: ResolvedJob, catalog: list[Gpu],
             continue
         searcher = make_searcher(resolved, gpu, space)
         searcher.leanest_wanted = False
-        searcher.probes = probes.setdefault(space, searcher.probes)
+        searcher.ranked = ranked.setdefault(space, searcher.ranked)
         lower = max(states_lower_bound(searcher.memory, searcher.budget), at_least.get(space, 1))
         hit, _ = fewest(searcher, lower, with_miss=False)
         found[(space, budget)] = (hit.best if hit is not None else None, searcher.budget)

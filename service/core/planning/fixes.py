@@ -35,6 +35,7 @@ from service.core.planning.layouts import (
 from service.core.planning.plan_types import SHOWN_FIXES, Candidate, Fix, hourly_price
 from service.core.planning.search import Searcher, fewest, states_lower_bound
 from service.core.planning.search_setup import make_searcher
+from service.core.planning.shape_tables import shape_probes
 from service.core.planning.stacks import (
     model_parallelism,
     recomputes,
@@ -90,7 +91,8 @@ class _Trials:
         for step in steps:
             if step.space is not None:
                 space = step.space(space)
-        return Searcher(space, base.memory, base.budget, base.virtual_stages).at(self.count).best
+        return Searcher(space, base.memory, base.budget, base.virtual_stages,
+                        probes=shape_probes(space)).at(self.count).best
 
 
 def _with_job(change: Callable[[ResolvedJob], Job], field_name: str) -> JobChange:

@@ -48,6 +48,7 @@ from service.core.memory.training_phases import (
     step_states_key,
 )
 from service.core.planning.plan_types import Layout
+from service.core.planning.shape_tables import forget_shapes
 from service.core.planning.stacks import stack_of_layout, stated_stack
 from service.core.recent import Recent
 
@@ -102,6 +103,9 @@ class LayoutTotals:
         self._bases: dict[StatesKey, BaseEntry] = {}  # with this job's lower bound
         self._shared = states_table(resolved.job)
         self._floors: dict[Layout, int] = {}
+        # the tightest lower bound known per layout (the base's, then the floor): a layout the
+        # search asks about again, for another GPU type's budget, is settled by one lookup
+        self._lows: dict[Layout, int] = {}
         self._stacks: dict[Layout, str] = {}
         self._fixed_stack = stated_stack(resolved)
         self._torchtitan_ships = resolved.job.model_id in torchtitan_models()
@@ -249,14 +253,23 @@ class LayoutTotals:
         found = self._totals.get(layout)
         if found is not None:
             return found <= budget
-        if self._base(layout).bound > budget:
+        low = self._lows.get(layout)
+        if low is None:
+            low = self._base(layout).bound
+            if len(self._lows) < LAYOUTS_PER_TABLE:
+                self._lows[layout] = low
+        if low > budget:
             return False
-        known_floor = self._floors.get(layout)
-        if known_floor is not None and known_floor > budget:
-            return False
-        job = self.job(layout)  # built only when the floor or the total is needed
+        job: Job | None = None
         acts: list[ActivationBreakdown] = []
-        if self.floor(layout, job, acts) > budget:
+        if layout not in self._floors:  # the tighter bound, once
+            job = self.job(layout)  # built only when the floor or the total is needed
+            low = self.floor(layout, job, acts)
+            if len(self._lows) < LAYOUTS_PER_TABLE:
+                self._lows[layout] = low
+            if low > budget:
+                return False
+        elif self._floors[layout] > budget:  # the floor came from ``floor`` (branch and bound)
             return False
         return self._evaluate(layout, job, acts[0] if acts else None) <= budget
 
@@ -279,7 +292,9 @@ def totals_for(resolved: ResolvedJob) -> LayoutTotals:
 
 def clear_tables(states: bool = True) -> None:
     """Forget every kept table (benchmarks time a cold search); ``states`` False: keep the
-    model-state tables (a new question about a model asked before)."""
+    per-model tables, of model states and of layout shapes (``shape_tables.py``): a new question
+    about a model asked before."""
     _tables.clear()
     if states:
         _families.clear()
+        forget_shapes()

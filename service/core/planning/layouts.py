@@ -220,11 +220,18 @@ def make_layout(space: SearchSpace, s: Structure, zero: int, recompute: str, mb:
 
 def leanest(space: SearchSpace, s: Structure) -> Layout | None:
     """The least-memory knobs for a structure: most ZeRO, most recompute, smallest mb."""
-    mbs = micro_batch_options(space, s.dp, s.cp)
+    if space.micro_batches is None:  # 1 is always an option (it divides every rank's share),
+        # and the leanest layout reads no sequence length (``shape_tables.py``)
+        mb = 1
+    else:
+        mbs = micro_batch_options(space, s.dp, s.cp)
+        if not mbs:
+            return None
+        mb = min(mbs)
     zeros = zero_options(space, s)
-    if not mbs or not zeros:
+    if not zeros:
         return None
-    return make_layout(space, s, max(zeros), space.recomputes[-1], min(mbs), space.offloads[-1])
+    return make_layout(space, s, max(zeros), space.recomputes[-1], mb, space.offloads[-1])
 
 
 def knob_layouts(space: SearchSpace, s: Structure) -> Iterator[Layout]:

@@ -33,6 +33,7 @@ from service.core.planning.layouts import (
     structures,
 )
 from service.core.planning.plan_types import Candidate, Layout
+from service.core.planning.shape_tables import ShapeProbes
 from service.core.planning.step_time import relative_step_time, step_terms
 
 MAX_GPUS = 1 << 17  # 131,072 GPUs: beyond any cluster that exists
@@ -59,7 +60,8 @@ class Searcher:
     budget: int
     virtual_stages: int = 1
     leanest_wanted: bool = True  # False: CountResult.leanest is left out (fits-on rows)
-    probes: ShapeProbes = field(default_factory=lambda: ShapeProbes())
+    probes: ShapeProbes = field(default_factory=ShapeProbes)  # the space's (shape_tables.py)
+    ranked: dict[Structure, list[Layout]] = field(default_factory=dict)  # knobs, fastest first
     _counts: dict[int, CountResult] = field(default_factory=dict)
 
     def candidate(self, layout: Layout) -> Candidate:
@@ -137,9 +139,9 @@ class Searcher:
     def _best_knobs(self, s: Structure) -> Candidate | None:
         """The fastest knob setting of a structure that fits; among equally fast ones the
         higher ZeRO stage (less memory: ZeRO-1 costs no more traffic than plain DDP)."""
-        ranked = self.probes.knobs.get(s)
+        ranked = self.ranked.get(s)
         if ranked is None:
-            ranked = self.probes.knobs[s] = [lay for *_, lay in sorted(
+            ranked = self.ranked[s] = [lay for *_, lay in sorted(
                 (relative_step_time(step_terms(lay, self.space.seq_len,
                                                self.space.gpus_per_node,
                                                self.space.arch.layers, self.virtual_stages,
@@ -212,20 +214,6 @@ def fewest(searcher: Searcher, lower: int, with_miss: bool = True,
     return (result if result.best is not None else None), miss
 
 
-@dataclass(slots=True)
-class ShapeProbes:
-    """What the searches work out once per search space, whatever the budget (GPU types with
-    the same node size and NVLink domain share it in the fits-on table): the leanest layout of
-    each probed (dp, tp, cp, pp, ep), the data-parallel sizes that make whole nodes by replica
-    and expert-parallel size, each count's structures with their leanest layouts, and each
-    structure's knob settings, fastest first."""
-
-    layouts: dict[tuple[int, int, int, int, int], Layout | None] = field(default_factory=dict)
-    whole_nodes: dict[tuple[int, int], list[int]] = field(default_factory=dict)
-    counts: dict[int, list[tuple[Structure, Layout]]] = field(default_factory=dict)  # leanest
-    knobs: dict[Structure, list[Layout]] = field(default_factory=dict)  # fastest first
-
-
 def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int | None:
     """Fewest GPUs in [floor, ceiling] over all model shapes (tp, cp, pp, ep): for each, the
     smallest data-parallel size whose leanest layout fits, by bisection (with the shape fixed,
@@ -246,7 +234,9 @@ def shape_search(searcher: Searcher, floor: int, ceiling: int = MAX_GPUS) -> int
     # per (tp, cp, layers per stage): the replica size of the smallest stage count of the class
     # whose replicas make whole nodes
     dominant: dict[tuple[int, int, int], int] = {}
-    for tp, cp, pp in model_shapes(space):
+    if probes.shapes is None:
+        probes.shapes = model_shapes(space)
+    for tp, cp, pp in probes.shapes:
         size = tp * cp * pp
         if size >= best:
             break

@@ -15,6 +15,7 @@ from service.core.planning.layouts import (
     tensor_parallel_sizes,
 )
 from service.core.planning.search import Searcher
+from service.core.planning.shape_tables import shape_probes
 from service.core.planning.stacks import model_parallelism, recomputes, zero_stages
 
 
@@ -58,5 +59,6 @@ def build_space(resolved: ResolvedJob, gpu: Gpu,
 
 def make_searcher(resolved: ResolvedJob, gpu: Gpu, space: SearchSpace | None = None,
                   memory: MemoryModel | None = None) -> Searcher:
-    return Searcher(space or build_space(resolved, gpu), memory or MemoryModel(resolved, gpu),
-                    budget_bytes(resolved, gpu), resolved.job.parallel.virtual_stages)
+    space = space or build_space(resolved, gpu)
+    return Searcher(space, memory or MemoryModel(resolved, gpu), budget_bytes(resolved, gpu),
+                    resolved.job.parallel.virtual_stages, probes=shape_probes(space))
