@@ -10,7 +10,7 @@ from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
 from service.parser.expert_parallel import expert_parallel_on
-from service.parser.followup import REQUEST_FIELDS, merge, same_family
+from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
 from service.parser.knobs import NOTE_VOIDED_BY
@@ -51,6 +51,11 @@ def ordered_values(scan: Scan, corrections: bool = True) -> dict[str, list[Any]]
         values = out.setdefault(f.field, [])
         if f.value not in values:
             values.append(f.value)
+    named = out.get("model", [None])[0]
+    if out.get("params_b") and named is not None:  # "phi-4 (14b)": the size describes it
+        out["params_b"] = [v for v in out["params_b"] if not restates(named, v)]
+        if not out["params_b"]:
+            del out["params_b"]
     replaced = [f.value for f in findings if f.field == "model" and f.value not in out.get("model", [])]
     if replaced and "model" not in out and out.get("params_b"):
         # "llama 3.1 70b, argh, 8b I mean": the 8B of the same family
@@ -88,7 +93,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             notes.append(rules.TRAIN_TASK_NOTE)
     unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes) \
         + user_counts(ordered, scan, notes)
-    rules.normalize(ordered, task, notes)
+    rules.normalize(ordered, task, notes, prev.get("finetune_method"))
     ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
     ignored = ignored[:MAX_IGNORED]
     compare_field, compare = variants(scan.findings, ordered) if cue.compare else (None, ())

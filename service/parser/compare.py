@@ -93,7 +93,8 @@ def label(field: str, value: Any, extra: dict[str, Any] | None = None) -> str:
 def variants(findings: list[Finding],
              ordered: dict[str, list[Any]]) -> tuple[str | None, tuple[Variant, ...]]:
     """The compared field and its variants, or (None, ()) when no knob has two values."""
-    models = [f for f in findings if f.field in ("model", "params_b")]
+    models = [f for f in findings if f.field == "model"
+              or (f.field == "params_b" and f.value in ordered.get("params_b", ()))]
     candidates: list[tuple[int, str]] = []
     if len({(f.field, f.value) for f in models}) >= 2:
         candidates.append((min(f.start for f in models), "model"))

@@ -76,6 +76,25 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
     return merged
 
 
+RESTATED = 0.1  # "phi-4 (14b)": a size within 10% of a model's published count (14.7B) names it
+
+
+def restates(model_id: object, params_b: object) -> bool:
+    """Whether a bare size describes the named model rather than a second one: "phi-4 (14b)",
+    "Llama-3.3-70B-Instruct ... will 70b fit". The size in the model's id when it has one
+    ("qwen2.5-7b vs 8b" compares), else within RESTATED of its published parameter count."""
+    if not isinstance(model_id, str) or not isinstance(params_b, int | float):
+        return False
+    size = _SIZE_IN_ID.search(model_id)
+    if size is not None and "x" not in model_id[max(0, size.start() - 2):size.start()]:
+        return float(size.group()[:-1]) == params_b
+    preset = lookup_preset(model_id)
+    if preset is None:
+        return False
+    published = preset.published_params / 1e9
+    return abs(params_b - published) <= RESTATED * published
+
+
 def same_family(previous_model: object, params_b: float) -> str | None:
     """"what about the 405b?" in a thread about llama-3.1-8b: the preset of the same family and
     version in that size (llama-3.1-405b), when there is one."""

@@ -87,6 +87,8 @@ def _add(scan: Scan, m: re.Match[str], gpu: str, per_node: int, racks: bool = Fa
         scan.add("gpu_count", total, m.start(), m.end())
     if nodes is not None and not racks:  # a rack is not a node: GB200's nodes are 4-GPU trays
         scan.add("nodes", nodes, m.start(), m.end())
+    elif not racks:  # "on p5.48xlarge ... 4 nodes": an instance is one node's GPUs
+        scan.add("gpus_per_node", per_node, m.start(), m.end())
     scan.add("_gpu_mention", {"gpu": gpu, "gpu_count": total, "nodes": nodes}, m.start(), m.end())
 
 

@@ -103,6 +103,10 @@ _COUNT_OF_SIZED = re.compile(
     rf"\b(\d{{1,5}}\s+(?:{_AT_ONCE})?)(\d{{1,3}}(?:\.\d)?\s?k){_EACH_LONG}({_SESSIONS})\b"
     r"(?!\s*(?:/|per\b|a\s+(?:day|week|month|minute|second)|an\s+hour|each\s+(?:day|hour|week)|every\b"
     r"|daily\b|hourly\b|weekly\b|monthly\b|in\s+total\b|total\b))", re.I)
+# "a single 128k request": one unit with a length (singular, so the number cannot count them)
+_ONE_SIZED = re.compile(
+    rf"\b(?P<det>a\s+single|one|single|a|each|per|every)\s+(?P<len>\d{{1,3}}(?:\.\d)?\s?k){_EACH_LONG}"
+    r"(?P<unit>session|request|req|conversation|convo|chat|stream|prompt|sequence)\b(?!s)", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
 # a context said only to be set aside: "not doing the 10M ctx obviously, say 256k"
@@ -229,6 +233,7 @@ def _numbers_as_written(text: str) -> str:
     text = _TOKENS_IN_TOTAL.sub(r"\1 total", text)
     text = _HOW_MANY_SIZED.sub(r"how many \1\3 at \2 context", text)
     text = _COUNT_OF_SIZED.sub(r"\1\3 at \2 context", text)
+    text = _ONE_SIZED.sub(r"\g<det> \g<unit> at \g<len> context", text)
     text = _PER_NAMED_GPU_HOUR.sub(r" per gpu hour, \1,", text)
     text = _DOLLARS_AFTER.sub(r"$\1", text)
     text = _PER_GPU_HOUR.sub(lambda m: "$" + (m.group(1) or m.group(2)), text)

@@ -71,9 +71,10 @@ def _add(ordered: dict[str, list[Any]], field: str, value: Any) -> None:
         values.append(value)
 
 
-def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> None:
+def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str],
+              thread_method: object = None) -> None:
     """Turn the task-dependent readings (``_dtype``, ``_batch``, ``_serving_framework``) into
-    request fields, in place."""
+    request fields, in place. ``thread_method``: the fine-tuning method the thread set before."""
     explicit = bool(ordered.get("precision"))  # bf16=True in pasted args beats prose
     for dtype in ordered.pop("_dtype", []):
         if task == "infer":
@@ -128,7 +129,8 @@ def normalize(ordered: dict[str, list[Any]], task: str, notes: list[str]) -> Non
         ordered.pop("lora_targets", None)
         ordered.pop("lora_slots", None)
     elif (ordered.get("lora_rank") or ordered.get("_adapter")) and not ordered.get("finetune_method"):
-        ordered["finetune_method"] = ["lora"]
+        # "and with r=16?" in a QLoRA thread: a new rank keeps the thread's adapter method
+        ordered["finetune_method"] = [thread_method if thread_method in ("lora", "qlora") else "lora"]
 
 
 _SHAPE = ("layers", "hidden", "heads", "kv_heads", "ffn")
