@@ -18,6 +18,7 @@ from service.core.memory.formula import Component, component
 from service.core.memory.precision import compute_dtype_bytes
 from service.core.memory.regime import regime_of
 from service.core.memory.saved_layer import layer_saved
+from service.core.memory.saved_op_sac import op_sac_applies, op_sac_saved
 from service.core.memory.saved_tensors import LayerSetup, Saved, dropout_mask, norm_saved
 
 ITEMIZED_PROFILES = ("hf", "hf_cpu", "megatron")
@@ -73,6 +74,19 @@ def checkpoint_bytes(job: Job, setup: LayerSetup | None = None) -> float:
     hidden unit per token (fp32 under autocast and in QLoRA; split by SP)."""
     rs = (setup or layer_setup(job)).rs
     return _items_bytes([Saved("layer input", rs * job.arch.hidden, False)], job)
+
+
+def op_level_sac(job: Job) -> bool:
+    """Selective recompute in torchtitan (the ``fsdp`` stack: ``training_stack.py``) is its
+    op-level policy (``saved_op_sac.py``); Megatron-LM's drops core attention."""
+    return job.recompute == "selective" and job.framework == "fsdp" \
+        and job.activation_model in ITEMIZED_PROFILES
+
+
+def _op_sac_bytes(job: Job, moe_layer: bool, setup: LayerSetup) -> float:
+    if not op_sac_applies(job.arch, moe_layer):
+        return layer_bytes(job, moe_layer, False, setup)
+    return _items_bytes(op_sac_saved(job.arch, setup), job)
 
 
 def in_flight_micro_batches(job: Job) -> float:
@@ -170,6 +184,11 @@ def activation_breakdown(job: Job) -> ActivationBreakdown:
     if job.recompute == "full":
         kept = checkpoint_bytes(job, setup)
         working = per_layer
+    elif op_level_sac(job):  # torchtitan: a layer recomputed in backward, as with full
+        kept = (1 - moe_share) * _op_sac_bytes(job, False, setup)
+        if arch.moe is not None:
+            kept += moe_share * _op_sac_bytes(job, True, setup)
+        working = per_layer
     else:
         kept, working = per_layer, 0.0
     return ActivationBreakdown(
@@ -191,6 +210,9 @@ ACTIVATION_SOURCES = {
 }
 KEPT = {"none": "all saved tensors", "selective": "core attention recomputed",
         "full": "layer inputs only"}
+OP_SAC_KEPT = ("torchtitan op-level selective checkpointing: the layer input, every second "
+               "matmul output and SDPA's output (norms, activations and the other matmuls "
+               "recomputed)")
 
 
 def activations_component(job: Job, acts: ActivationBreakdown) -> Component:
@@ -200,8 +222,9 @@ def activations_component(job: Job, acts: ActivationBreakdown) -> Component:
     micro-batch) and the last (its layers for one micro-batch, plus the logits)."""
     terms = {"layers_on_gpu": acts.layers_on_gpu, "layer_bytes": acts.kept_layer_bytes,
              "in_flight": acts.in_flight_micro_batches, "logits_bytes": acts.non_layer_bytes}
-    note = f"per layer: {KEPT[job.recompute]}"
-    source = ACTIVATION_SOURCES[job.activation_model]
+    note = f"per layer: {OP_SAC_KEPT if op_level_sac(job) else KEPT[job.recompute]}"
+    source = ACTIVATION_SOURCES[job.activation_model] + (
+        "; torchtitan activation_checkpoint.py op-level policy" if op_level_sac(job) else "")
     if job.parallel.pp == 1:
         return component("activations", "layers_on_gpu * layer_bytes * in_flight + logits_bytes",
                          source, note, **terms)

@@ -66,7 +66,8 @@ class Searcher:
 
     def candidate(self, layout: Layout) -> Candidate:
         terms = step_terms(layout, self.space.seq_len, self.space.gpus_per_node,
-                           self.space.arch.layers, self.virtual_stages, self.space.arch)
+                           self.space.arch.layers, self.virtual_stages, self.space.arch,
+                           self.memory.totals.stack(layout))
         return Candidate(layout, self.memory.total(layout), relative_step_time(terms), terms)
 
     def at(self, gpus: int) -> CountResult:
@@ -145,7 +146,7 @@ class Searcher:
                 (relative_step_time(step_terms(lay, self.space.seq_len,
                                                self.space.gpus_per_node,
                                                self.space.arch.layers, self.virtual_stages,
-                                               self.space.arch)),
+                                               self.space.arch, self.memory.totals.stack(lay))),
                  -lay.zero_stage, i, lay)
                 for i, lay in enumerate(knob_layouts(self.space, s)))]
         for lay in ranked:

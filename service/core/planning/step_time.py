@@ -3,7 +3,8 @@
 1.0 is the ideal step (every GPU busy with the model's 6N FLOPs per token). Each term multiplies:
 
 - recompute: full re-runs the forward, 8N instead of 6N FLOPs: x 4/3; selective recomputes
-  only core attention: ~ +3% (Korthikanti et al. 2022, table 4: 2-4% overhead);
+  only core attention: ~ +3% (Korthikanti et al. 2022, table 4: 2-4% overhead); torchtitan's
+  op-level selective recompute runs every second matmul again (``op_sac_factor``);
 - pipeline bubble: 1 + (pp - 1) / (v x m) for m micro-batches per step and v virtual stages
   (1F1B: Narayanan et al. 2021, sec. 2.2; interleaved: sec. 2.2.2); the pipeline runs at the
   pace of its busiest stage: the fullest (ceil(L / pp) layers) plus the last stage's LM head and
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from service.core.memory.saved_op_sac import op_sac_applies, op_sac_recompute_share
 from service.core.model.architecture import Architecture
 from service.core.model.params import active_parameter_count, parameter_breakdown
 from service.core.planning.dp_traffic import traffic_ratio
@@ -81,13 +83,16 @@ def pipeline_bubble(pp: int, micro_batches: int, virtual_stages: int = 1) -> flo
 
 
 def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
-               virtual_stages: int = 1, arch: Architecture | None = None
+               virtual_stages: int = 1, arch: Architecture | None = None, stack: str = ""
                ) -> tuple[tuple[str, float], ...]:
     """The multiplying terms of the relative step time, named for explanations. With ``arch``,
     a data-parallel group whose traffic outlasts the compute sets the pace
-    (``dp_traffic.py``)."""
+    (``dp_traffic.py``). ``stack``: the layout's stack (torchtitan's selective recompute is
+    its op-level policy)."""
     terms: list[tuple[str, float]] = []
-    if layout.recompute != "none":
+    if layout.recompute == "selective" and stack == "fsdp" and arch is not None:
+        terms.append(("op-level selective recompute", op_sac_factor(arch)))
+    elif layout.recompute != "none":
         terms.append((f"{layout.recompute} recompute", RECOMPUTE_FACTOR[layout.recompute]))
     if layout.pp > 1:
         bubble = pipeline_bubble(layout.pp, layout.grad_accum, virtual_stages)
@@ -127,6 +132,15 @@ def step_terms(layout: Layout, seq_len: int, gpus_per_node: int, layers: int,
         halvings = math.log2(enough / tokens)
         terms.append(("small micro-batch", 1 + SMALL_MICRO_BATCH_PER_HALVING * halvings))
     return tuple(terms)
+
+
+def op_sac_factor(arch: Architecture) -> float:
+    """torchtitan's op-level selective recompute: backward runs every second matmul of a dense
+    layer again (``op_sac_recompute_share``); latent attention and routed experts, which the
+    policy does not save, as full recompute."""
+    if not op_sac_applies(arch, arch.moe is not None):
+        return RECOMPUTE_FACTOR["full"]
+    return 1 + op_sac_recompute_share(arch) / 3
 
 
 def relative_step_time(terms: tuple[tuple[str, float], ...]) -> float:
