@@ -69,6 +69,18 @@ def test_a_lowered_memory_fraction_that_leaves_no_room_says_so_and_offers_the_de
                                "instead of 0.50: room for 4 sequences") for line in lines)
 
 
+def test_weights_that_leave_no_room_at_the_default_share_are_offered_the_gpu_to_themselves(
+        ) -> None:
+    """Held-out set 26: Llama 3.3 70B in fp8 on one H100 had 'room for 0' and no word of
+    --gpu-memory-utilization 0.95, where vLLM holds 3 sequences of 8k."""
+    lines = ask("can a single h100 serve llama 3.3 70b in fp8? kv fp8 too, 8k ctx, how many "
+                "users").reply.splitlines()
+    assert "room for 0 sequences" in lines[0]
+    fix = next(line for line in lines if line.startswith("Fix: "))
+    assert fix.startswith("Fix: --gpu-memory-utilization 0.95 (nothing else on the GPU) instead "
+                          "of 0.90: room for 3 sequences at 8,192 tokens")
+
+
 def test_a_serving_comparison_on_given_gpus_is_won_on_the_sequences_held() -> None:
     """Review 23: 'TP=4 or 2 replicas of TP=2' on 4 H100s had said 'Fewer GPUs needed: TP=2'."""
     reply = ask("TP=4 or 2 replicas of TP=2 for serving llama 3.1 70b on 4 H100s?").reply

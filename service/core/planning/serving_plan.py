@@ -203,7 +203,7 @@ def plan_serving(resolved: ResolvedJob, gpu: Gpu, fleet: tuple[Gpu, ...] = ()) -
         if switch is not None:
             fix, others = with_engine_fix(fix, others, switch)
         raised = budget_fix(resolved, job, gpu, chosen, per_node)
-        if raised is not None:  # the user's own lowered share is the cause: said first
+        if raised is not None:  # the engine's share is the cheapest change: said first
             fix, others = said_first(raised, fix, others)
     return replace(plan, gpus=chosen.gpus, fits=chosen.fits, serving=chosen, estimate=estimate,
                    stack=_serving_stack(resolved),
