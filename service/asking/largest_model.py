@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.asking.ask_types import Refused
+from service.core.model.presets import lookup_preset
 from service.core.report.answer_types import Answer
 
 LADDER = ("llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-14b", "qwen2.5-32b",
@@ -54,6 +55,37 @@ async def largest_model(answer_for: AnswerFor, merged: dict[str, Any]) -> Larges
                             f"Largest of the usual sizes that fits on {where}: none, not even "
                             f"{LADDER[0]} (the smallest I try).")
     nxt = f"; {over} does not" if over else " (the largest I try)"
+    between = await _size_between(answer_for, base, best, over) if over else None
+    size = (f" With {over}'s shape and fewer layers, about *{between:g}B* is the largest that fits "
+            "there." if between is not None else "")
     return LargestModel({**base, "model": best},
                         f"Largest of the usual sizes that fits on {where}: *{best}*{nxt} (dense "
-                        f"models tried in size order: {', '.join(LADDER)}).")
+                        f"models tried in size order: {', '.join(LADDER)}).{size}")
+
+
+async def _size_between(answer_for: AnswerFor, base: dict[str, Any], fits: str,
+                        over: str) -> float | None:
+    """The largest model of the next rung's shape with fewer of its layers that fits, in
+    billions of parameters (its vocabulary, width and heads kept: the ladder jumps 14B -> 32B,
+    and 52 of Qwen2.5 32B's 64 layers fit where all 64 are over), by bisection on the layers
+    above the fitting rung's size."""
+    preset, below = lookup_preset(over), lookup_preset(fits)
+    if preset is None or below is None or preset.arch.moe is not None:
+        return None
+    arch = preset.arch.to_dict()
+    per_layer = preset.published_params / preset.arch.layers  # near enough to bound the search
+    lo = max(1, int(below.published_params / per_layer))  # about the fitting rung's size
+    hi = preset.arch.layers  # over
+    found: Answer | None = None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            answer = await answer_for({**base, "arch": {**arch, "layers": mid}})
+        except Refused:
+            hi = mid
+            continue
+        if _fits(answer):
+            lo, found = mid, answer
+        else:
+            hi = mid
+    return round(found.params_total / 1e9, 1) if found is not None else None
