@@ -237,6 +237,16 @@ def test_a_gpu_comparison_on_a_given_count_says_which_card_trains_faster() -> No
     assert "Each fits on 1 GPU; *RTX 4090 24GB* is faster: about 2.3x" in reply
 
 
+def test_a_gpu_comparison_of_a_run_of_stated_tokens_says_what_each_run_costs() -> None:
+    """Held-out set 26: 'compare h100 vs b200 ... time & cost' gave days and GPU-hours but no
+    dollars, where the B200's dearer hour decides it."""
+    reply = ask("compare h100 vs b200 for training llama 3 8b on 1T tokens with 64 gpus - "
+                "time & cost").reply
+    assert "25.0 days, 38,340 GPU-hours, ≈$114,636)" in reply
+    assert "The run costs less on *B200 180GB (HGX)*: ≈$96,146 against ≈$114,636 ($4.99 and " \
+        "$2.99 per GPU-hour)" in reply
+
+
 def test_a_comparison_where_neither_side_fits_names_the_closest_and_its_fix() -> None:
     """'Is ZeRO-2 enough or do I need ZeRO-3' where neither fits had answered 'Fewer GPUs
     needed: ZeRO-2' (held-out set 22 #16)."""

@@ -70,6 +70,8 @@ def _line(side: Side) -> str:
         return f"• *{side.label}*: {side.error or 'no answer'}"
     comp = answer.compute
     time = f"; {comp.days:,.1f} days, {comp.gpu_hours:,.0f} GPU-hours" if comp is not None else ""
+    if comp is not None and comp.cost_usd is not None:
+        time += f", ≈${comp.cost_usd:,.0f}"
     if answer.planner is None:
         return f"• *{side.label}*: {gb(answer.per_gpu_bytes.total)} per GPU{time}"
     verdict = short_gpu(answer.planner.verdict).replace(FIX_BELOW, "; a change on these GPUs fits")
@@ -195,6 +197,25 @@ def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
     return line
 
 
+def cheaper_run(sides: list[Side]) -> str | None:
+    """'The run costs less on *B200*: ≈$98,000 against ≈$114,600': GPU types priced for a run of
+    stated tokens (each at its own price per GPU-hour: stated, else the catalog's)."""
+    runs = [(s.label, s.answer.compute) for s in sides
+            if s.fits and s.answer is not None and s.answer.compute is not None]
+    costs = [(label, c.cost_usd, c.cost_usd / c.gpu_hours) for label, c in runs
+             if c.cost_usd is not None and c.gpu_hours > 0]
+    if len(costs) < 2 or len(costs) != len(sides):
+        return None
+    ranked = sorted(costs, key=lambda item: item[1])
+    prices = " and ".join(f"${price:,.2f}" for _, _, price in ranked)
+    (cheap, low, _), high = ranked[0], ranked[-1][1]
+    if high - low <= 0.01 * high:
+        return f"The run costs about the same on each (≈${low:,.0f}; {prices} per GPU-hour)"
+    others = ", ".join(f"≈${cost:,.0f}" for _, cost, _ in ranked[1:])
+    return (f"The run costs less on *{cheap}*: ≈${low:,.0f} against {others} ({prices} per "
+            "GPU-hour)")
+
+
 def cloud_line(sides: list[Side], cloud: str) -> str | None:
     """'On AWS: g5.12xlarge ~$5.67/h on-demand; g6e.xlarge ~$1.86/h on-demand': each side's GPUs
     as that cloud's instances (``service/data/clouds.json``)."""
@@ -219,6 +240,9 @@ def compare_reply(field: str | None, sides: list[Side], notes: list[str],
     verdict = winner(field, sides)
     if verdict:
         lines.append(verdict)
+    cheaper = cheaper_run(sides) if field == "gpu" else None
+    if cheaper:
+        lines.append(cheaper)
     rented = cloud_line(sides, cloud) if cloud and field == "gpu" else None
     if rented:
         lines.append(rented)
