@@ -253,6 +253,10 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bmixed[\s\-]precision\b|\bamp\b", "precision", "bf16_mixed"),
 )
 
+# a dtype said to be missing: "has no bf16", "doesn't support fp8", "without bf16"
+_DTYPE_DENIED = re.compile(r"\b(?:no|without|not|lacks?|lacking|doesn'?t\s+(?:have|support|do)"
+                           r"|don'?t\s+(?:have|support)|can'?t\s+(?:do|use|run)|isn'?t)"
+                           r"\s+(?:native\s+|any\s+|real\s+|hardware\s+)?$")
 _DTYPES = {"8": "fp8", "16": "fp16", "32": "fp32", "bf16": "bf16", "tf32": "fp32",
            "int8": "int8", "int4": "int4", "4": "int4"}
 
@@ -313,6 +317,9 @@ def find_knobs(scan: Scan) -> None:
                 scan.claim(m.start(), m.end())
                 continue
             if field == "_dtype":
+                if _DTYPE_DENIED.search(scan.low[max(0, m.start() - 32):m.start()]):
+                    scan.claim(m.start(), m.end())  # "fp16 since the v100 has no bf16"
+                    continue
                 found: Any = _dtype(m) if value == G else value  # "load_in_8bit: true" is int8
             elif value == GGUF:
                 near = scan.low[max(0, m.start() - 12):m.end() + 8]

@@ -191,12 +191,14 @@ def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes,
     return fmt
 
 
-def _training_knobs(req: EstimateRequest, method: str, notes: Notes) -> None:
+def _training_knobs(req: EstimateRequest, method: str, notes: Notes, gpu: Gpu | None) -> None:
     notes.value("micro_batch", 1, "one sequence per GPU per forward pass")
     if req.global_batch is not None:
         notes.add(stated("global_batch", req.global_batch))
     notes.value("optimizer", "adamw", "AdamW with fp32 moments")
-    notes.value("flash_attn", True, "FlashAttention / SDPA: no s x s attention matrices")
+    notes.value("flash_attn", True, SDPA_BEFORE_AMPERE if gpu is not None
+                and gpu.bf16_dense_tflops is None else "FlashAttention / SDPA: no s x s "
+                "attention matrices")
     notes.value("chunked_loss", False, "the loss over the full logits in fp32 (transformers' "
                 "default)", minor=True)
     notes.value("offload", "none", "no CPU offload unless asked", minor=True)
@@ -224,6 +226,10 @@ def _global_batch(req: EstimateRequest, par: Parallelism, task: str, notes: Note
     return batch
 
 
+# V100 and T4 (no bf16: before Ampere) have no FlashAttention 2; PyTorch's SDPA runs its
+# memory-efficient kernel there, which keeps no s x s matrices either
+SDPA_BEFORE_AMPERE = ("PyTorch SDPA's memory-efficient kernel (FlashAttention 2 needs Ampere or "
+                      "newer): no s x s attention matrices")
 FRAMEWORK_WHY = {
     "hf": "Hugging Face Trainer with peft, the usual LoRA stack",
     "deepspeed": "DeepSpeed-style accounting: bf16 gradients, fp32 master weights in the optimizer",
@@ -288,7 +294,7 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
     else:
         check_recipe(precision, optimizer, framework, par.tp * par.pp * par.cp > 1)
         notes.value("framework", framework, FRAMEWORK_WHY.get(framework, ""))
-        _training_knobs(req, method, notes)
+        _training_knobs(req, method, notes, gpu)
         quant = check_weight_format(req.quantization or ("nf4" if method == "qlora" else "none"))
     kv_dtype = check_kv_dtype(req.kv_cache_dtype or "auto")
     if task == "infer":
