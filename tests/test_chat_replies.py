@@ -55,6 +55,16 @@ def test_a_context_past_the_models_limit_is_said_up_front() -> None:
     assert "trained for" not in ok.reply
 
 
+def test_a_model_trained_for_less_than_4k_is_sized_at_its_own_context() -> None:
+    """Held-out set 26: Falcon 40B from scratch was sized at 4,096 tokens, past its 2,048, with
+    a note about vLLM's --max-model-len in a pretraining answer."""
+    result = ask("falcon 40b from scratch, 1T tokens, 256 H100s - how many days? assume mfu 35%")
+    assert result.parsed.get("seq_len") is None and "trained for" not in result.reply
+    assert "seq 2,048 tokens" in result.reply and result.reply.startswith("*33.9 days*")
+    longer = ask("falcon 40b pretraining at 8k context on 256 h100s").reply
+    assert "trained for 2,048" in longer and "vLLM" not in longer
+
+
 def test_given_gpus_without_a_layout_get_the_planners_best_layout_there() -> None:
     """3B on 64 H100s, nothing said about ZeRO: plain DDP (fitcheck's default, 71 GB, borderline)
     fits, but an engineer would shard the optimizer state and gradients (without accumulation

@@ -40,11 +40,12 @@ def model_notes(model: ResolvedModel, task: str, method: str, precision: str,
     preset = lookup_preset(model.model_id)
     limit = preset.max_context if preset is not None else None
     if limit is not None and seq_len > limit:
+        engine = ("; vLLM refuses a longer --max-model-len unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+                  if task == "infer" else "")
         notes.append(derived(
             "context_limit", limit, f"{model.model_id} was trained for {limit:,} tokens: a "
             "longer context needs RoPE scaling (e.g. YaRN) in its config and quality is not "
-            "assured; vLLM refuses a longer --max-model-len unless "
-            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "the model's config.json max_position_embeddings"))
+            f"assured{engine}", "the model's config.json max_position_embeddings"))
     fmt = model.weight_format
     if model.checkpoint and task != "infer":
         dtype = loaded_dtype(precision, method)

@@ -40,6 +40,7 @@ from service.core.job.spec import (
 from service.core.job.training_stack import default_framework
 from service.core.model.formats import check_kv_dtype, check_weight_format
 from service.core.model.lookup import ResolvedModel, resolve_model
+from service.core.model.presets import lookup_preset
 from service.core.units import human_count
 
 DEFAULT_SEQ_LEN = 4096
@@ -134,7 +135,8 @@ def _recompute(req: EstimateRequest, task: str, method: str, notes: Notes) -> Re
 
 
 def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: Notes) -> int:
-    """The stated length, else 4096 tokens; a learned position table (GPT-2) caps both."""
+    """The stated length, else 4096 tokens or the shorter context the model was trained for; a
+    learned position table (GPT-2) caps both."""
     arch = model.arch
     limit = arch.max_positions if arch.positions == "learned" else 0
     if req.seq_len is not None:
@@ -146,6 +148,12 @@ def _sequence_length(req: EstimateRequest, model: ResolvedModel, notes: Notes) -
     if limit and limit < DEFAULT_SEQ_LEN:
         notes.add(derived("seq_len", limit, "the model's learned position table"))
         return limit
+    preset = lookup_preset(model.model_id)
+    trained = preset.max_context if preset is not None else None
+    if trained is not None and trained < DEFAULT_SEQ_LEN:  # Falcon 40B, Pythia: 2,048
+        notes.add(derived("seq_len", trained, "the context the model was trained for (its "
+                          "config's max_position_embeddings)"))
+        return trained
     notes.add(default("seq_len", DEFAULT_SEQ_LEN, "a common training and serving length"))
     return DEFAULT_SEQ_LEN
 
