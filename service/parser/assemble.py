@@ -9,6 +9,7 @@ from typing import Any
 from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
+from service.parser.dataset_size import examples_as_tokens
 from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
 from service.parser.instances import cloud_named
@@ -85,13 +86,15 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     if ordered.get("_dataset_len") and not ordered.get("seq_len"):
         ordered["seq_len"] = ordered["_dataset_len"]
     notes: list[str] = []
+    unused_examples = examples_as_tokens(scan, ordered, prev.get("seq_len"), cue.time, notes)
     task = rules.task(cue, ordered, prev, scan.low)
     if not (cue.task(None) or prev.get("task")):  # no task word: say how it was read
         if task == "infer" and not cue.serve_setting and not ordered.get("quantization"):
             notes.append(rules.TASK_NOTE)
         elif task == "train" and not (cue.train or cue.train_knob):
             notes.append(rules.TRAIN_TASK_NOTE)
-    unread = [f for f in scan.findings if f.field == "_unread"] + token_counts(ordered, scan, task, notes) \
+    unread = [f for f in scan.findings if f.field == "_unread"] + unused_examples \
+        + token_counts(ordered, scan, task, notes) \
         + user_counts(ordered, scan, notes)
     rules.normalize(ordered, task, notes, prev.get("finetune_method"))
     ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
