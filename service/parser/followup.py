@@ -53,6 +53,10 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
         merged.pop("gpu_count", None)
     if "nodes" in new and "gpu_count" not in new:
         merged.pop("gpu_count", None)
+    if "gpu" in new and new["gpu"] != previous.get("gpu") and "price_per_gpu_hour" not in new:
+        # "$2.20/gpu-hr" was that GPU's rate: another type is priced at its own (the catalog's)
+        merged.pop("price_per_gpu_hour", None)
+        merged.pop("gpus_per_node", None)  # an instance's node size goes with its GPU
     task, old_task = new.get("task"), previous.get("task")
     if task and task != old_task:
         drop = {"infer": TRAIN_ONLY, "train": ("finetune_method", *LORA_ONLY, *SERVE_ONLY),
