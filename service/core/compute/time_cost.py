@@ -25,6 +25,11 @@ DEFAULT_TIME_GPU = "h100-80gb"
 FP8_TRAINING_SPEEDUP = 1.4
 FP8_SOURCE = ("torchao float8 pre-training: up to 1.5x on 512 GPUs, 1.34-1.43x on 2K H200 "
               "(docs.pytorch.org/ao pretraining)")
+# QLoRA's 4-bit base is dequantized (bitsandbytes) in every forward and backward matmul: the
+# median of 7 QLoRA runs against the LoRA run of the same model nearest in tokens per
+# micro-batch, all with checkpointing, in model TFLOP/s on one H100 (0.62-0.86)
+QLORA_THROUGHPUT = 0.78
+QLORA_SOURCE = "shared/measurements/h100-80gb runs t15, t16, g082-g086 against LoRA runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +123,11 @@ def default_mfu(gpu: Gpu, peak_precision: str, job: Job, active: float,
         why = (f"of the FP8 peak: {gpu.default_mfu:.0%} typical for the {gpu.name} in bf16, "
                f"x {FP8_TRAINING_SPEEDUP:g} FP8 speedup / {fp8_gain:.3g}x FP8 peak")
         source += f"; {FP8_SOURCE}"
+    if job.finetune_method == "qlora":
+        mfu *= QLORA_THROUGHPUT
+        why += (f"; x {QLORA_THROUGHPUT:g} for QLoRA: the 4-bit base is dequantized in every "
+                "matmul, so it runs slower than bf16 LoRA")
+        source += f"; {QLORA_SOURCE}"
     if job.recompute == "full":
         model = training_flops_per_token(active, job.arch, job.seq_len, True, trainable)
         share = model / (model + recompute_flops_per_token(active, job.arch, job.seq_len))
