@@ -107,6 +107,8 @@ _COUNT_OF_SIZED = re.compile(
 _ONE_SIZED = re.compile(
     rf"\b(?P<det>a\s+single|one|single|a|each|per|every)\s+(?P<len>\d{{1,3}}(?:\.\d)?\s?k){_EACH_LONG}"
     r"(?P<unit>session|request|req|conversation|convo|chat|stream|prompt|sequence)\b(?!s)", re.I)
+# a model name's "+" ("Command R+"): "plus", as the model ids write it
+_NAME_PLUS = re.compile(r"\b(command[\s\-_]?r)\+(?!\w)", re.I)
 # Markdown strikethrough ("~~zero-2~~ zero-3"): what was struck out is not meant
 _STRUCK = re.compile(r"~~[^~\n]{1,80}~~")
 # a context said only to be set aside: "not doing the 10M ctx obviously, say 256k"
@@ -214,6 +216,7 @@ def _numbers_as_written(text: str) -> str:
     32k context', '32 concurrent 8k requests' -> '32 concurrent requests at 8k
     context'."""
     text = _POWER_OF_TWO.sub(lambda m: str(2 ** int(m[1])), text)
+    text = _NAME_PLUS.sub(r"\1 plus", text)
     text = _DECIMAL_COMMA.sub(r"\1.\2\3", text)
     text = _SPACED_THOUSANDS.sub(r"\1\2", text)
     text = _UNDERSCORE_THOUSANDS.sub(r"\1\2", text)

@@ -77,9 +77,10 @@ def name_key(text: str) -> str:
     """Case-, spacing- and punctuation-free form of a model name.
 
     Only letters, digits and dots between digits survive: "LLaMA-3 8b" and "llama3-8b" both give
-    "llama38b", while "Qwen2.5-7B" ("qwen2.57b") stays apart from "Qwen2-57B" ("qwen257b").
+    "llama38b", while "Qwen2.5-7B" ("qwen2.57b") stays apart from "Qwen2-57B" ("qwen257b"). A
+    "+" is "plus" ("Command R+", "command-r-plus").
     """
-    kept = re.sub(r"[^0-9a-z.]", "", text.lower())
+    kept = re.sub(r"[^0-9a-z.]", "", text.lower().replace("+", "plus"))
     return re.sub(r"(?<!\d)\.|\.(?!\d)", "", kept)
 
 
