@@ -16,7 +16,7 @@ from service.asking.method_options import cheaper_methods
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest, request_fields
-from service.core.report.answer_types import Answer
+from service.core.report.answer_types import Answer, FixEntry
 from service.estimates import Estimates
 from service.parser.normalize import safe_echo
 from service.parser.parse import parse
@@ -60,6 +60,19 @@ class Asker:
             return link(self.base_url, normalise(EstimateRequest(**stated))) if stated else None
         except (InvalidInput, UnknownName, TypeError, ValueError):
             return None
+
+    async def launch_for(self, answer: Answer, tool: str, merged: dict[str, Any]) -> str:
+        """The launch config asked for; where the plan does not fit as asked but its first fix
+        on the same GPUs does, that fix's config, said so ("give me the deepspeed config" after
+        "0.7 GB short, fix: micro-batch 1 x 2 accumulation")."""
+        fix = None if answer.launch else fix_of(answer)
+        if fix is not None:
+            with contextlib.suppress(Refused):
+                fixed = await self.answer_fields({**merged, **fix.changes})
+                if fixed.launch:
+                    said = f"As asked it does not fit; with the fix ({fix.change}):"
+                    return "\n" + reply.plain(said) + launch_text(fixed, tool)
+        return launch_text(answer, tool)
 
     async def answer_fields(self, fields: dict[str, Any], fits_on: bool = False) -> Answer:
         """The answer for parsed fields (``fits_on``: with the table of every GPU type);
@@ -134,7 +147,7 @@ class Asker:
         if limit:
             text += "\n" + reply.plain(limit)
         if p.launch_asked is not None:
-            text += launch_text(answer, p.launch_asked)
+            text += await self.launch_for(answer, p.launch_asked, p.merged)
         if p.clarify is not None:
             text += "\n" + reply.plain(p.clarify)
         parsed = p.merged
@@ -182,6 +195,13 @@ class Asker:
                          Comparison(p.compare_field, variants), None, first.link)
 
 
+def fix_of(answer: Answer) -> FixEntry | None:
+    """The planner's first fix that keeps the GPUs asked about (a knob or a serving change)."""
+    planner = answer.planner
+    fix = planner.fix if planner is not None else None
+    return fix if fix is not None and fix.kind in ("knob", "serving") and fix.changes else None
+
+
 def launch_text(answer: Answer, tool: str) -> str:
     """The launch config asked for ("and the vllm command?"), as a code block: the tool named,
     else the plan's first; none when the plan has none (it does not fit)."""
@@ -191,7 +211,8 @@ def launch_text(answer: Answer, tool: str) -> str:
         return ("\n" + reply.plain(f"No {tool} config for this plan" if tool and configs else
                                     "No launch config: the plan does not fit as it is"))
     command = f"\n{config.command}" if config.command else ""
-    return f"\n*{config.title}*\n```\n{config.text}{command}\n```"
+    notes = "".join(f"\n• {note}" for note in config.notes)
+    return f"\n*{config.title}*\n```\n{config.text}{command}\n```" + reply.plain(notes)
 
 
 def with_registered(p: Parsed, text: object, registered: tuple[str, ...]) -> Parsed:

@@ -126,7 +126,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         notes.append(f"an NVL{rack} rack read as its {rack} GPUs" if rack in (36, 72)
                      else f"{rack} GPUs in the NVL racks named")
     rules.virtual_from_layers(fields, ordered.get("_layers_per_virtual_stage", [None])[0], notes)
-    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None)
+    rules.apply(fields, task, notes, accum if isinstance(accum, int) else None, prev)
     rules.price_per_server(fields, scan.low, notes)
     if compare_field != "gpu":
         rules.mixed_fleet(fields, [(f.start, f.end, f.value) for f in scan.findings

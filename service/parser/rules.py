@@ -170,7 +170,8 @@ def virtual_from_layers(fields: dict[str, Any], per_chunk: Any, notes: list[str]
                      f"{per_chunk}) = {chunks} virtual stages per rank")
 
 
-def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None) -> None:
+def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int | None,
+          thread: dict[str, Any] | None = None) -> None:
     """Readings across fields (module docstring), in place."""
     if fields.get("virtual_stages", 1) > 1:  # "vpp 4": virtual stages are the interleaved schedule
         fields.setdefault("pp_schedule", "interleaved")
@@ -187,8 +188,9 @@ def apply(fields: dict[str, Any], task: str, notes: list[str], grad_accum: int |
         elif fields.get("quantization") == "nf4" and fields.get("finetune_method") in (None, "lora"):
             fields["finetune_method"] = "qlora"
     if grad_accum is not None and task != "infer" and "global_batch" not in fields:
-        micro = fields.get("micro_batch", 1)
-        count = fields.get("gpu_count")
+        said = {**(thread or {}), **fields}  # "mbs 1 with grad accum 2 then": the thread's GPUs
+        micro = said.get("micro_batch", 1)
+        count = said.get("gpu_count")
         if isinstance(count, int) and isinstance(micro, int):
             fields["global_batch"] = micro * grad_accum * count
             notes.append(f"global batch = {micro} x {grad_accum} accumulation x {count} GPUs")
