@@ -128,6 +128,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     rules.virtual_from_layers(fields, ordered.get("_layers_per_virtual_stage", [None])[0], notes)
     rules.apply(fields, task, notes, accum if isinstance(accum, int) else None, prev)
     rules.price_per_server(fields, scan.low, notes)
+    if cue.time or "tokens" in fields:  # a run's cost: the instance's own price
+        rules.instance_price(fields, ordered.get("_instance", [None])[0], notes)
     if compare_field != "gpu":
         rules.mixed_fleet(fields, [(f.start, f.end, f.value) for f in scan.findings
                                    if f.field == "_gpu_mention" and isinstance(f.value, dict)],

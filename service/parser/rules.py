@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from service.core.errors import InvalidInput
+from service.core.hardware.clouds import instance_price as cloud_price
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest
 from service.core.model.presets import lookup_preset
@@ -254,6 +255,21 @@ def price_per_server(fields: dict[str, Any], low: str, notes: list[str]) -> None
         return
     fields["price_per_gpu_hour"] = round(price / per, 4)
     notes.append(f"${price:,.2f} per server / {per} GPUs = ${price / per:,.2f} per GPU-hour")
+
+
+def instance_price(fields: dict[str, Any], instance: object, notes: list[str]) -> None:
+    """No price said and a cloud instance named whose on-demand price is recorded: that price
+    over its GPUs ("AWS p5": $55.04 / 8 = $6.88 per GPU-hour, not the catalog's $2.99)."""
+    if "price_per_gpu_hour" in fields or not isinstance(instance, str):
+        return
+    found = cloud_price(instance)
+    gpus = fields.get("gpus_per_node")
+    if found is None or not isinstance(gpus, int) or gpus < 1:
+        return
+    cloud, per_hour = found
+    fields["price_per_gpu_hour"] = round(per_hour / gpus, 4)
+    notes.append(f"{instance} on {cloud}: ${per_hour:,.2f}/h on demand / {gpus} GPUs = "
+                 f"${per_hour / gpus:,.2f} per GPU-hour")
 
 
 # what may stand between the GPUs of one group: "2 h100 + 2 a100", "4 a100 and 4 h100"

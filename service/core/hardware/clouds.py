@@ -64,6 +64,15 @@ def cloud_name(cloud: str) -> str:
     return _clouds()[cloud][0]
 
 
+def instance_price(name: str) -> tuple[str, float] | None:
+    """(the cloud's name, its on-demand price of one instance an hour) for an instance named
+    as the cloud writes it ("p5.48xlarge"), where ``clouds.json`` records one."""
+    for cloud, prices in _prices().items():
+        if name in prices:
+            return cloud_name(cloud), prices[name]
+    return None
+
+
 def instances_for(cloud: str, gpu_id: str, gpus: int) -> Instances | None:
     """The instances that hold ``gpus`` of the GPU on the cloud (None where it has none)."""
     sizes = _clouds()[cloud][1].get(gpu_id)
