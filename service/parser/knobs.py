@@ -123,6 +123,12 @@ RULES: tuple[Rule, ...] = (
     _r(r"\bvllm\b|\bllm\(\s*(?:model\s*=\s*)?[\"']|\b(?=(?:max_model_len|max_num_seqs|"
        r"gpu_memory_utilization)\s*=)", "_serving_framework", "vllm"),  # (reads, claims nothing)
     _r(r"\bsglang\b", "_serving_framework", "sglang"),
+    # TGI is not modelled on its own: it reserves its KV cache from a memory share too
+    # (--cuda-memory-fraction), so it is sized as vLLM is, and said
+    _r(r"\btgi\b|\btext[\s\-_]generation[\s\-_]inference\b", "_tgi", True,
+       "TGI sized as a vLLM-style server: both reserve the KV cache from a share of the GPU "
+       "(TGI --cuda-memory-fraction); its own limits are --max-total-tokens and "
+       "--max-batch-prefill-tokens"),
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
     _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
@@ -280,6 +286,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "_lora_enabled": ("lora",),
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
+    "_tgi": ("tgi", "generation"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
     "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"), "_reward": ("reward",),
     "_framework_denied": ("deep", "fsdp", "megatron"),
