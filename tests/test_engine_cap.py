@@ -97,3 +97,16 @@ def test_serving_sides_with_their_own_counts_weigh_room_speed_and_price() -> Non
         "141GB SXM* decodes fastest" in reply
     assert "Same GPU count" not in reply and "used 4, not 2" not in reply
     assert "GPUs 4" not in reply
+
+
+def test_a_stated_default_share_and_a_context_just_too_long_get_the_smallest_changes() -> None:
+    """Held-out set 27: Qwen2.5 32B at 32k on one A100 80GB with 0.9 stated had no word of 0.95,
+    and a context fix halves the context to the next power of two (4 users of 32k: 4,096 where
+    7,168 holds them)."""
+    base = ("vllm OOMs at startup: qwen2.5-32b-instruct on 1x A100 80GB, --max-model-len 32768 "
+            "--gpu-memory-utilization 0.9. what am I doing wrong")
+    lines = ask(base).reply.splitlines()
+    assert any(line.startswith("Fix: --gpu-memory-utilization 0.95 (nothing else on the GPU) "
+                               "instead of 0.90: room for 1 sequence at 32,768") for line in lines)
+    four = ask("serve qwen2.5-32b on 1x A100 80GB at 32k context for 4 users").reply
+    assert "context cut to 7,168 tokens: room for 4 sequences" in four  # not 4,096

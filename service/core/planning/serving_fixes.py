@@ -194,7 +194,8 @@ def budget_fix(resolved: ResolvedJob, job: Job, gpu: Gpu, fit: ServingFit,
     default = ServingBudget()
     if job.framework not in ("vllm", "sglang"):
         return None
-    stated = resolved.pinned("memory_headroom")
+    # a stated share below the default goes back to it; the default (said or not) to RAISED
+    stated = resolved.pinned("memory_headroom") and fit.memory_fraction < default.memory_fraction
     target = default.memory_fraction if stated else RAISED_FRACTION
     if fit.memory_fraction >= target:
         return None
@@ -232,16 +233,33 @@ def _lean_bases(steps: list[ServingStep]) -> list[list[ServingStep]]:
     return [[], *([s, *kv] for s in steps if s.part == "weights")]
 
 
+CONTEXT_STEP = 1024  # a shorter --max-model-len is offered in whole thousands of tokens
+
+
 def _longest_context(job: Job, gpu: Gpu, tp: int, pp: int, evaluate: Evaluate) -> int:
-    """The longest power-of-two context (at least 1k tokens) that fits the asked sequences."""
+    """The longest context, in whole CONTEXT_STEPs and at least one, that fits the asked
+    sequences: the largest power of two that fits, then bisection up to the next one (or the
+    asked length): Qwen2.5 32B at 32k on one A100 80GB is offered 30,720, not 16,384."""
+    def fits(tokens: int) -> bool:
+        return evaluate(replace(job, seq_len=tokens), gpu, tp, pp).fits
+
     context = 1 << (job.seq_len.bit_length() - 1)
     if context == job.seq_len:
         context //= 2
-    while context >= 1024:
-        if evaluate(replace(job, seq_len=context), gpu, tp, pp).fits:
-            return context
+    while context >= CONTEXT_STEP and not fits(context):
         context //= 2
-    return 0
+    if context < CONTEXT_STEP:
+        return 0
+    low, high = context // CONTEXT_STEP, min(2 * context, job.seq_len) // CONTEXT_STEP
+    if high * CONTEXT_STEP >= job.seq_len:
+        high -= 1  # the asked length does not fit
+    while low < high:  # low fits; find the largest step count up to high that fits
+        mid = (low + high + 1) // 2
+        if fits(mid * CONTEXT_STEP):
+            low = mid
+        else:
+            high = mid - 1
+    return low * CONTEXT_STEP
 
 
 def _other_gpus(job: Job, gpu: Gpu, fleet: tuple[Gpu, ...], fewest: Fewest,
