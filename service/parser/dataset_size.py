@@ -19,17 +19,20 @@ _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "billio
 _COUNT = (r"(?<![\w.$])~?(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?"
           r"(?P<scale>k|m|b|thousand|million|billion)?\s+")
 # the kinds of training example people count ("5k customer support chats": up to two words of
-# what they are about before the kind)
-_KIND = (r"(?:(?!tokens?\b|toks?\b|of\b|in\b|concurrent|simultaneous|parallel|active|live"
-         r"|open\b|daily\b)[a-z\-]+\s+){0,2}?(?:training\s+|train\s+)?(?:samples|examples|sequences|seqs|documents"
-         r"|docs|rows|conversations|convos|chats|dialogues|instructions|pairs|transcripts|tickets)")
+# what they are about before the kind); "sequences" only with a length ("200 sequences" alone
+# are a batch or users)
+_ABOUT = (r"(?:(?!tokens?\b|toks?\b|of\b|in\b|concurrent|simultaneous|parallel|active|live"
+          r"|open\b|daily\b)[a-z\-]+\s+){0,2}?(?:training\s+|train\s+)?")
+_KINDS = ("samples|examples|documents|docs|rows|conversations|convos|chats|dialogues|instructions"
+          "|pairs|transcripts|tickets")
+_KIND = _ABOUT + rf"(?:sequences|seqs|{_KINDS})"
 _DATASET = re.compile(
     _COUNT + _KIND + r"\s*,?\s*\(?\s*(?:of|at|with|x|\*|averaging|avg\.?|average(?:\s+of)?|"
     r"on\s+average|each|(?:which|that)\s+averages?)\s+(?:~|about|around|up\s+to|roughly)?\s*"
     r"(?P<len>\d+(?:\.\d+)?)\s?(?P<k>k)?\s*(?:tokens?|toks?)(?:\s+each)?\b")
 # a count of examples with no length ("3 epochs on 20k samples"): the thread's or the stated
 # sequence length sizes each one (``examples_as_tokens``), and the number is no length itself
-_EXAMPLES = re.compile(_COUNT + _KIND.replace("sequences|seqs|", "") + r"\b"
+_EXAMPLES = re.compile(_COUNT + _ABOUT + rf"(?:{_KINDS})\b"
                        r"(?!\s*(?:/|per\s|a\s+(?:day|week|month)|an\s+hour|daily|at\s+once))")
 
 

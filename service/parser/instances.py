@@ -34,11 +34,12 @@ _AWS_GPU = {"p4d": "a100-40gb", "p4de": "a100-80gb", "p5": "h100-80gb", "p5e": "
 # "g5 or g6e?": two AWS families named bare to be compared, each its GPU type
 _FAMILY = r"(p4de|p4d|p5en|p5e|p5|p3dn|p3|g6e|g6|g5|g4dn)"
 _AWS_PAIR = re.compile(rf"\b{_FAMILY}s?\s*(?:,|or|vs\.?|versus|/)\s*{_FAMILY}s?\b(?![.\-])")
-_EIGHT = ("p4d", "p4de", "p5", "p5e", "p5en", "p3dn")
+# the families whose instances come with 8 GPUs, and the size that holds them
 _EIGHT_SIZE = {"p4d": "24xlarge", "p4de": "24xlarge", "p5": "48xlarge", "p5e": "48xlarge",
                "p5en": "48xlarge", "p3dn": "24xlarge"}
-# "we're on AWS p5", "ec2 p4de": an 8-GPU family named bare after its cloud
-_AWS_ON = re.compile(r"\b(?:aws|ec2|amazon)\s+(?P<family>p4de|p4d|p5en|p5e|p5|p3dn)s?\b(?![.\-])")
+# "we're on AWS p5", "ec2 p4de": an 8-GPU family named bare after its cloud (longest name first)
+_AWS_ON = re.compile(r"\b(?:aws|ec2|amazon)\s+(?P<family>"
+                     + "|".join(sorted(_EIGHT_SIZE, key=len, reverse=True)) + r")s?\b(?![.\-])")
 _AWS_COUNT = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8, "8xlarge": 1, "16xlarge": 1}
 _P3_COUNT = {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}
 _G2_COUNT = {24: 2, 48: 4, 96: 8}
@@ -49,11 +50,11 @@ def find_instances(scan: Scan) -> None:
     for m in scan.finditer(_AWS, limit=2):
         family, size = m.group("family"), m.group("size")
         sizes = _P3_COUNT if family == "p3" else _AWS_COUNT
-        if size is None and family not in _EIGHT:
+        if size is None and family not in _EIGHT_SIZE:
             scan.add("gpu", _AWS_GPU[family], m.start(), m.end(),
                      f"{family} = {_AWS_GPU[family]} (name the size for the GPU count)")
             continue
-        _add(scan, m, _AWS_GPU[family], 8 if family in _EIGHT else sizes.get(size, 1))
+        _add(scan, m, _AWS_GPU[family], 8 if family in _EIGHT_SIZE else sizes.get(size, 1))
         scan.add("_instance", f"{family}.{size or _EIGHT_SIZE[family]}", m.start(), m.end(),
                  claim=False)
     for m in scan.finditer(_AWS_ON, limit=1):  # "we're on AWS p5": the type and its node
