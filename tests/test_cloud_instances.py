@@ -84,16 +84,6 @@ def test_the_biggest_model_on_given_gpus_is_searched_in_size_order() -> None:
     assert "Name the GPUs" in ask("what's the biggest model we can serve at 8k?").reply
 
 
-def test_the_biggest_model_between_two_rungs_is_the_next_rungs_shape_with_fewer_layers() -> None:
-    """Set 26: 8x H100 with ZeRO-3 at 4k answered 14B where 32B is a few GB over: the ladder
-    jumps 14B -> 32B. Qwen2.5 32B's shape with fewer layers: 61 of its 64 fit (31.3B)."""
-    reply = ask("whats the biggest model I can pretrain on a single node of 8x H100 80GB with "
-                "ZeRO-3 at 4k seq?").reply
-    assert "*qwen2.5-14b*; qwen2.5-32b does not" in reply
-    assert "With qwen2.5-32b's shape and fewer layers, about *31.3B* is the largest that fits " \
-        "there." in reply
-
-
 def test_cheaper_in_a_run_of_stated_tokens_is_the_cheapest_run_not_the_cheapest_hour() -> None:
     """Set 25: 'cheaper option?' after a 100B-token pretraining question had picked one RTX 3090
     (cheapest per hour, 494 days and more dollars than the H100s)."""

@@ -1,7 +1,8 @@
-"""Questions for a limit ("what mbs can I push", "biggest micro batch on 8 A100s"): the largest
-power of two that fits, on the layout the user stated when there is one (held-out set 26:
-"fsdp full shard + activation checkpointing on 32x H100 - what mbs can i push" went unanswered,
-and a planner free to add TP=8 and CP=4 would have answered 32 for a layout that holds 1)."""
+"""Questions for a limit ("what mbs can I push", "biggest micro batch on 8 A100s", "biggest
+model on 8 H100s"): the largest that fits, on the layout the user stated when there is one
+(held-out set 26: "fsdp full shard + activation checkpointing on 32x H100 - what mbs can i
+push" went unanswered, and a planner free to add TP=8 and CP=4 would have answered 32 for a
+layout that holds 1)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,13 @@ def test_a_stated_layout_keeps_its_shape_while_the_micro_batch_grows() -> None:
 def test_with_no_layout_stated_the_planner_lays_out_each_micro_batch() -> None:
     reply = ask("biggest micro batch for llama 3 8b full finetune on 8 a100 80gb").reply
     assert "Largest micro-batch per GPU that fits (powers of two): *32*; 64 does not." in reply
+
+
+def test_the_biggest_model_between_two_rungs_is_the_next_rungs_shape_with_fewer_layers() -> None:
+    """Set 26: 8x H100 with ZeRO-3 at 4k answered 14B where 32B is a few GB over: the ladder
+    jumps 14B -> 32B. Qwen2.5 32B's shape with fewer layers: 61 of its 64 fit (31.3B)."""
+    reply = ask("whats the biggest model I can pretrain on a single node of 8x H100 80GB with "
+                "ZeRO-3 at 4k seq?").reply
+    assert "*qwen2.5-14b*; qwen2.5-32b does not" in reply
+    assert "With qwen2.5-32b's shape and fewer layers, about *31.3B* is the largest that fits " \
+        "there." in reply
