@@ -65,10 +65,15 @@ class Searcher:
     _counts: dict[int, CountResult] = field(default_factory=dict)
 
     def candidate(self, layout: Layout) -> Candidate:
-        terms = step_terms(layout, self.space.seq_len, self.space.gpus_per_node,
-                           self.space.arch.layers, self.virtual_stages, self.space.arch,
-                           self.memory.totals.stack(layout))
+        terms = self._terms(layout)
         return Candidate(layout, self.memory.total(layout), relative_step_time(terms), terms)
+
+    def _terms(self, layout: Layout) -> tuple[tuple[str, float], ...]:
+        """The layout's step-time terms; its stack only matters to selective recompute
+        (torchtitan's is op-level), so only those layouts look it up."""
+        stack = self.memory.totals.stack(layout) if layout.recompute == "selective" else ""
+        return step_terms(layout, self.space.seq_len, self.space.gpus_per_node,
+                          self.space.arch.layers, self.virtual_stages, self.space.arch, stack)
 
     def at(self, gpus: int) -> CountResult:
         """Best layout on exactly ``gpus`` GPUs (cached per count)."""
@@ -143,11 +148,7 @@ class Searcher:
         ranked = self.ranked.get(s)
         if ranked is None:
             ranked = self.ranked[s] = [lay for *_, lay in sorted(
-                (relative_step_time(step_terms(lay, self.space.seq_len,
-                                               self.space.gpus_per_node,
-                                               self.space.arch.layers, self.virtual_stages,
-                                               self.space.arch, self.memory.totals.stack(lay))),
-                 -lay.zero_stage, i, lay)
+                (relative_step_time(self._terms(lay)), -lay.zero_stage, i, lay)
                 for i, lay in enumerate(knob_layouts(self.space, s)))]
         for lay in ranked:
             if self.memory.fits(lay, self.budget):
