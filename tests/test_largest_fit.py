@@ -42,3 +42,30 @@ def test_the_biggest_model_between_two_rungs_is_the_next_rungs_shape_with_fewer_
     assert "*qwen2.5-14b*; qwen2.5-32b does not" in reply
     assert "With qwen2.5-32b's shape and fewer layers, about *31.3B* is the largest that fits " \
         "there." in reply
+
+
+def test_the_longest_context_leads_the_serving_answer_and_one_step_more_does_not_fit() -> None:
+    """'max context' had been answered at the default 4,096 tokens with the limit in a last line
+    (≈25,909 from the 4k budget, a figure the activations at that length do not leave room for)."""
+    found = ask("what's the max context I can serve llama 3.1 8b at on one L4?")
+    assert found.answer is not None
+    context = found.answer.plan.context
+    assert context is not None and context % 1024 == 0 and context > 16_384
+    assert found.reply.startswith(f"*Serves llama-3.1-8b at {context:,} tokens x 1 sequence")
+    assert f"Longest context that fits: *{context:,} tokens* for one sequence" in found.reply
+    record = next(a for a in found.answer.assumptions if a.field == "seq_len")
+    assert record.origin == "derived"
+    over = ask(f"serve llama 3.1 8b at {context + 1024} ctx on one L4")
+    assert over.answer is not None and over.answer.details["max_concurrent_sequences"] == 0
+
+
+def test_a_model_whose_whole_trained_context_fits_is_answered_at_that_context() -> None:
+    reply = ask("max context for qwen2.5 0.5b on one h100?").reply
+    assert reply.startswith("*Serves qwen2.5-0.5b at 32,768 tokens x 1 sequence")
+    assert "Longest context: the model's whole trained context, *32,768 tokens*, fits" in reply
+
+
+def test_no_context_fits_when_the_weights_leave_no_kv_budget() -> None:
+    reply = ask("max context for llama 3.1 405b on one h100?").reply
+    assert "Longest context that fits: none of at least 1,024 tokens for one sequence (the " \
+        "weights and the overhead leave no KV budget on these GPUs)." in reply

@@ -10,7 +10,7 @@ from typing import Any
 
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
-from service.asking.largest_fit import limit_line
+from service.asking.largest_fit import limit_line, serving_context
 from service.asking.largest_model import largest_model
 from service.asking.method_options import cheaper_methods
 from service.core.errors import InvalidInput, UnknownName
@@ -124,6 +124,10 @@ class Asker:
                 replace(a, origin="default", minor=True)
                 if a.field in p.defaulted and a.origin == "stated" else a
                 for a in answer.assumptions])
+        longest = await serving_context(self.answer_fields, p.merged, answer) \
+            if p.maximize == "seq_len" and answer.task == "infer" else None
+        if longest is not None and longest.answer is not None and longest.fields is not None:
+            answer, p = longest.answer, replace(p, merged=longest.fields)
         prefix = ""
         if p.deadline_hours is not None:  # "in 7 days": the count that finishes in time
             deadline = await deadline_fit(self.answer_fields, p.merged, answer, p.deadline_hours)
@@ -142,8 +146,9 @@ class Asker:
             methods = await cheaper_methods(self.answer_fields, p.merged, p.cloud)
             if methods:
                 text += "\n" + reply.plain(methods)
-        limit = largest.line if largest is not None else await limit_line(
-            self.answer_fields, p.maximize, p.merged, answer) if p.maximize else None
+        limit = largest.line if largest is not None else longest.line if longest is not None \
+            else await limit_line(self.answer_fields, p.maximize, p.merged, answer) \
+            if p.maximize else None
         if limit:
             text += "\n" + reply.plain(limit)
         if p.launch_asked is not None:

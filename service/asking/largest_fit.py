@@ -2,15 +2,21 @@
 "biggest micro batch on one a100").
 
 Serving: the longest context comes from the KV budget (budget per GPU / KV bytes per token per
-GPU, shared by the stated sequences). Training and fine-tuning: the largest power of two (seq
+GPU, shared by the stated sequences), capped by the model's trained context, in whole
+1,024-token steps; the answer is then given at that context (its headline, its breakdown, the
+thread's next question). Training and fine-tuning: the largest power of two (seq
 len or micro-batch) that the planner still fits on the stated GPUs, found by doubling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
+from service.asking.ask_types import Refused
+from service.core.model.presets import lookup_preset
+from service.core.planning.serving_fixes import CONTEXT_STEP
 from service.core.report.answer_types import Answer
 from service.core.units import gb
 
@@ -23,7 +29,7 @@ async def limit_line(answer_for: AnswerFor, field: str, merged: dict[str, Any],
                      answer: Answer) -> str | None:
     """``answer_for``: answers changed fields (raises when the engine refuses them)."""
     if answer.task == "infer":
-        return serving_context(merged, answer) if field == "seq_len" else None
+        return None  # serving's limit is ``serving_context``
     if "gpu" not in merged or ("gpu_count" not in merged and "nodes" not in merged):
         return ("For the largest value that fits, name the GPUs, e.g. `on 1x A100 80GB` "
                 "(otherwise the answer is always \"add GPUs\").")
@@ -57,17 +63,90 @@ def _stated_fits(answer: Answer) -> bool:
     return bool(answer.as_stated.fits if answer.as_stated is not None else answer.fits)
 
 
-def serving_context(merged: dict[str, Any], answer: Answer) -> str | None:
+@dataclass(frozen=True, slots=True)
+class ServingContext:
+    line: str
+    answer: Answer | None  # the job at the longest context (leads the reply), else None
+    fields: dict[str, Any] | None  # the question at that context (the thread goes on with it)
+
+
+async def serving_context(answer_for: AnswerFor, merged: dict[str, Any],
+                          answer: Answer) -> ServingContext | None:
+    """The longest context the KV budget holds for the stated sequences, in whole
+    ``CONTEXT_STEP``s, answered at that context: KV grows linearly with context, while the
+    budget can shrink as the context grows (the profile's activations), so each try's own
+    budget sets the next, down to a context that fits. A model's trained context caps it."""
+    sequences = int(merged.get("concurrent") or merged.get("batch") or 1)
+    room = _kv_tokens(answer, sequences)
+    if room is None:
+        return None
+    who = "one sequence" if sequences == 1 else f"each of {sequences:,} sequences"
+    preset = lookup_preset(answer.model)
+    trained = preset.max_context if preset is not None else None
+    found: Answer | None = None
+    context = trained if trained and room >= trained else room // CONTEXT_STEP * CONTEXT_STEP
+    for _ in range(MAX_TRIES):
+        if context < CONTEXT_STEP:
+            break
+        try:
+            trial = await answer_for({**merged, "seq_len": context})
+        except Refused:
+            break
+        if _serves(trial):
+            found = trial
+            break
+        shorter = _kv_tokens(trial, sequences)
+        if shorter is None or shorter >= context:
+            break
+        context = shorter // CONTEXT_STEP * CONTEXT_STEP
+    if found is None:
+        why = _basis(answer) if answer.details["kv_budget_bytes"] > 0 else \
+            "the weights and the overhead leave no KV budget on these GPUs"
+        return ServingContext(f"Longest context that fits: none of at least {CONTEXT_STEP:,} "
+                              f"tokens for {who} ({why}).", None, None)
+    if trained and context >= trained:
+        line = (f"Longest context: the model's whole trained context, *{trained:,} tokens*, fits "
+                f"for {who} (its config's max_position_embeddings; the {_basis(found)} would "
+                f"hold ≈{_kv_tokens(found, sequences) or 0:,}).")
+    else:
+        line = (f"Longest context that fits: *{context:,} tokens* for {who}, in whole "
+                f"{CONTEXT_STEP:,}-token steps (≈{_kv_tokens(found, sequences) or 0:,} by the "
+                f"{_basis(found)}).")
+    found = _mark_found(found, context)
+    return ServingContext(line, found, {**merged, "seq_len": context})
+
+
+MAX_TRIES = 4  # each shorter try is sized by the previous one's budget: two settle it in practice
+
+
+def _basis(answer: Answer) -> str:
+    budget = answer.details["kv_budget_bytes"]
+    return (f"KV budget of {gb(int(budget))} per GPU at {_per_token(answer) / 1e3:,.1f} KB per "
+            "token per GPU")
+
+
+def _per_token(answer: Answer) -> float:
+    return float(answer.details["kv_bytes_per_sequence"]) / (answer.plan.context or 1)
+
+
+def _kv_tokens(answer: Answer, sequences: int) -> int | None:
+    """Tokens of context per sequence that the answer's KV budget holds."""
     per_seq = answer.details.get("kv_bytes_per_sequence")
     budget = answer.details.get("kv_budget_bytes")
-    context = answer.plan.context
     if not isinstance(per_seq, int | float) or not isinstance(budget, int | float) \
-            or per_seq <= 0 or not context:
+            or per_seq <= 0 or not answer.plan.context:
         return None
-    sequences = int(merged.get("concurrent") or merged.get("batch") or 1)
-    per_token = per_seq / context
-    tokens = int(budget / per_token / sequences)
-    who = "one sequence" if sequences == 1 else f"each of {sequences:,} sequences"
-    return (f"Longest context that fits: *≈{tokens:,} tokens* for {who} "
-            f"(KV budget {gb(int(budget))} per GPU at {per_token / 1e3:,.1f} KB per token per GPU); "
-            "the model's own context limit still applies.")
+    return int(budget / _per_token(answer) / sequences)
+
+
+def _serves(answer: Answer) -> bool:
+    planner = answer.planner
+    return planner.fits if planner is not None else answer.fits is not False
+
+
+def _mark_found(answer: Answer, context: int) -> Answer:
+    """The context is fitcheck's answer, not the user's setting: its record says so."""
+    why = "the longest context that fits, the question's answer"
+    return replace(answer, assumptions=[
+        replace(a, origin="derived", why=why) if a.field == "seq_len" and a.value == context
+        else a for a in answer.assumptions])
