@@ -44,6 +44,16 @@ def layout_stack_id(tp: int, pp: int, cp: int, zero_stage: int, recompute: str,
     return "deepspeed"
 
 
+def trainer_backend(zero_stage: int, offload: str) -> str:
+    """What the Hugging Face Trainer (accelerate) runs a layout's training states with, as its
+    accelerate config launches it: DeepSpeed for ZeRO-1 and CPU offload (bf16 modules, fp32
+    master weights in the optimizer), FSDP2 for ZeRO-2/3 (fp32 shards, 16-bit all-gathered),
+    plain DDP with autocast over fp32 parameters (``"hf"``) otherwise."""
+    if zero_stage == 1 or offload != "none":
+        return "deepspeed"
+    return "fsdp" if zero_stage >= 2 else "hf"
+
+
 def default_framework(task: str, method: str, par: Parallelism, recompute: str,
                        model_id: str, quantization: str | None) -> str:
     """vLLM for serving (llama.cpp for GGUF files), the Trainer with peft for adapters, else

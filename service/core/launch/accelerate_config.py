@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from service.core.job.spec import Job
+from service.core.job.training_stack import trainer_backend
 from service.core.launch.launch_shape import SCRIPT, LaunchShape, shell_line
 from service.core.launch.launch_types import LaunchConfig
 from service.core.launch.training_arguments import as_flags, training_arguments, version_notes
@@ -24,8 +25,9 @@ MIXED = {"bf16": "bf16", "fp16": "fp16", "fp32": "no", "fp8": "fp8"}
 
 
 def uses_deepspeed(layout: Layout, stack: str) -> bool:
-    """ZeRO-1 and CPU offload run through DeepSpeed; so does the DeepSpeed stack."""
-    return stack == "deepspeed" or layout.offload != "none" or layout.zero_stage == 1
+    """ZeRO-1 and CPU offload run through DeepSpeed (``trainer_backend``, the rule the memory
+    formulas follow); so does the DeepSpeed stack."""
+    return stack == "deepspeed" or trainer_backend(layout.zero_stage, layout.offload) == "deepspeed"
 
 
 def _distributed(layout: Layout, stack: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from service.core.memory.precision import (
     optimizer_state_bytes_per_param,
     weight_bytes_per_param,
 )
-from service.core.memory.regime import regime_of
+from service.core.memory.regime import regime_of, states_framework
 from service.core.model.adapter_params import lora_params
 from service.core.model.architecture import Architecture
 from service.core.model.linears import (
@@ -157,8 +157,8 @@ def weights(job: Job) -> Component:
             linear_params=linear, nf4_bits=NF4_BITS_PER_WEIGHT,
             other_params=max(0, params.total - linear), other_bytes=4,
             adapter_params=adapters, adapter_bytes=ADAPTER_BYTES_PER_PARAM)
-    per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 2.0
-    if job.framework == "fsdp" and par.zero_stage == 2 and par.zero_shards > 1 \
+    per = weight_bytes_per_param(job.precision, states_framework(job)) if job.trains_all_weights else 2.0
+    if states_framework(job) == "fsdp" and par.zero_stage == 2 and par.zero_shards > 1 \
             and job.trains_all_weights and not params.experts and per > 2:
         # FSDP2 SHARD_GRAD_OP (reshard_after_forward=False): fp32 shards at rest, and the 16-bit
         # parameters all-gathered in the forward stay unsharded until the backward is done
@@ -219,7 +219,7 @@ def gradients(job: Job) -> Component:
     if job.offload != "none":
         return component("gradients", "0", OFFLOAD_SOURCE, "gradient partitions in CPU memory")
     if job.trains_all_weights:
-        per = gradient_bytes_per_param(job.precision, job.framework)
+        per = gradient_bytes_per_param(job.precision, states_framework(job))
     else:
         per = ADAPTER_BYTES_PER_PARAM
     return sharded("gradients", trainable_rank_params(job), job.parallel, 2, per, ZERO_SOURCE)
@@ -229,7 +229,7 @@ def optimizer_bytes_per_param(job: Job) -> float:
     if not job.trains_all_weights:
         # fp32 adapters: the optimizer updates them in place, no separate master copy.
         return optimizer_state_bytes_per_param(job.optimizer, "fp32")
-    master = master_bytes_per_param(job.precision, job.framework)
+    master = master_bytes_per_param(job.precision, states_framework(job))
     return master + optimizer_state_bytes_per_param(job.optimizer, job.precision)
 
 
@@ -281,7 +281,7 @@ def offloaded_bytes(job: Job) -> int:
     if job.offload == "optimizer_and_params":
         params = rank_params(job.arch, par, job.param_scale)
         if job.trains_all_weights:
-            per = weight_bytes_per_param(job.precision, job.framework)
+            per = weight_bytes_per_param(job.precision, states_framework(job))
             moved += sharded("weights", params, par, 3, per, "").bytes
         else:  # the frozen base as stored: NF4 linears and bf16 rest (FSDP-QLoRA), or bf16
             linear = stage_split(bnb_4bit_params(job.arch), job.arch, par) \

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.core.job.spec import Job
+from service.core.job.training_stack import trainer_backend
 from service.core.memory.precision import compute_dtype_bytes, is_mixed
 
 
@@ -48,3 +49,12 @@ def regime_of(job: Job) -> Regime:
         and job.parallel.zero_stage == 0
     return Regime(autocast=autocast, adapters=False, nf4_base=False,
                   residual_bytes=4 if autocast else e, mlp_bytes=e)
+
+
+def states_framework(job: Job) -> str:
+    """The framework whose rules hold the weights, gradients and optimizer state: the Trainer's
+    backend for a full-weight Trainer job (``trainer_backend``: the one its launch config
+    names), else the job's own framework."""
+    if job.framework == "hf" and job.trains_all_weights and job.is_training:
+        return trainer_backend(job.parallel.zero_stage, job.offload)
+    return job.framework

@@ -23,7 +23,7 @@ from service.core.memory.activations import (
     activations_component,
 )
 from service.core.memory.formula import Component, component
-from service.core.memory.regime import Regime, regime_of
+from service.core.memory.regime import Regime, regime_of, states_framework
 from service.core.recent import Recent
 
 PERSISTENT_GRADS = ("deepspeed", "megatron")
@@ -47,7 +47,7 @@ class Phase:
 
 
 def gradients_persist(job: Job) -> bool:
-    return job.framework in PERSISTENT_GRADS or job.grad_accum > 1
+    return states_framework(job) in PERSISTENT_GRADS or job.grad_accum > 1
 
 
 def _first_layer(job: Job, acts: ActivationBreakdown, regime: Regime) -> Component:

@@ -23,7 +23,7 @@ from service.core.memory.precision import (
     gradient_bytes_per_param,
     weight_bytes_per_param,
 )
-from service.core.memory.regime import Regime
+from service.core.memory.regime import Regime, states_framework
 from service.core.model.adapter_params import lora_params
 from service.core.model.architecture import Architecture
 from service.core.model.linears import attention_linear_shapes, mlp_linear_shapes
@@ -164,7 +164,7 @@ def gathered_layers(job: Job) -> Component:
     par = job.parallel
     sharded = par.zero_stage >= 3 and par.zero_shards > 1
     per_layer = layer_params(job.arch) / job.arch.layers / par.tp if sharded else 0
-    grad = gradient_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 0
+    grad = gradient_bytes_per_param(job.precision, states_framework(job)) if job.trains_all_weights else 0
     if job.finetune_method == "qlora":
         # FSDP-QLoRA gathers the layer as stored (bnb_4bit_quant_storage=bf16): its NF4 linears,
         # and in bf16 what bitsandbytes did not quantize (norms, fused routed experts), then
@@ -186,7 +186,7 @@ def gradient_buckets(job: Job) -> Component:
     buckets ZeRO-Offload reduces through on their way to the CPU. DeepSpeed's ZeRO-1/2 reduce
     through two reduce_bucket_size buffers in the gradients' dtype."""
     par = job.parallel
-    if job.framework == "deepspeed" and par.zero_stage in (1, 2) and (
+    if states_framework(job) == "deepspeed" and par.zero_stage in (1, 2) and (
             par.zero_shards > 1 or job.offload != "none"):
         return component("temporary", "buffers * bucket_elements * grad_bytes",
                          "DeepSpeed stage_1_and_2.py backward(): contiguous_gradients and "
@@ -203,7 +203,7 @@ def embedding_gradient(job: Job, regime: Regime) -> Component:
     """A tied embedding's dense V x h gradient, accumulated into the LM head's gradient."""
     arch = job.arch
     tied = arch.tied_embeddings and not regime.adapters
-    pb = gradient_bytes_per_param(job.precision, job.framework)
+    pb = gradient_bytes_per_param(job.precision, states_framework(job))
     return component("temporary", "vocab * hidden * grad_bytes / tp",
                      "PyTorch AccumulateGrad", "the tied embedding's gradient",
                      vocab=arch.vocab if tied else 0, hidden=arch.hidden, grad_bytes=pb,
@@ -216,7 +216,7 @@ def step_temporaries(job: Job) -> Component:
     name = optimizer_name(job.optimizer)
     foreach = name.implementation == "foreach" and name.family == "adamw"
     params = trainable_rank_params(job)
-    per = weight_bytes_per_param(job.precision, job.framework) if job.trains_all_weights else 4
+    per = weight_bytes_per_param(job.precision, states_framework(job)) if job.trains_all_weights else 4
     shards = job.parallel.zero_shards if job.parallel.zero_stage >= 1 else 1
     return component("temporary", "params * param_bytes / shards",
                      "torch/optim/adam.py _multi_tensor_adam", "the optimizer step's temporaries",
@@ -228,7 +228,7 @@ def lm_head_gradient(job: Job) -> Component:
     arch = job.arch
     b = parameter_breakdown(arch)
     head = (b.lm_head or arch.vocab * arch.hidden) if job.trains_all_weights else 0
-    pb = gradient_bytes_per_param(job.precision, job.framework)
+    pb = gradient_bytes_per_param(job.precision, states_framework(job))
     return component("gradients", "head_params * grad_bytes / tp", "PyTorch autograd",
                      "the LM head's gradient", head_params=head, grad_bytes=pb,
                      tp=job.parallel.tp)
