@@ -209,15 +209,20 @@ def fix_of(answer: Answer) -> FixEntry | None:
 
 def launch_text(answer: Answer, tool: str) -> str:
     """The launch config asked for ("and the vllm command?"), as a code block: the tool named,
-    else the plan's first; none when the plan has none (it does not fit)."""
+    else the plan's first (said so when the tool named has none); none when the plan has none
+    (it does not fit)."""
     configs = answer.launch
-    config = configs.get(tool) if tool else next(iter(configs.values()), None)
+    config = configs.get(tool) if tool else None
+    said = ""
     if config is None:
-        return ("\n" + reply.plain(f"No {tool} config for this plan" if tool and configs else
-                                    "No launch config: the plan does not fit as it is"))
+        config = next(iter(configs.values()), None)
+        if config is None:
+            return "\n" + reply.plain("No launch config: the plan does not fit as it is")
+        if tool:
+            said = "\n" + reply.plain(f"No {tool} config for this plan; its {config.tool} one:")
     command = f"\n{config.command}" if config.command else ""
     notes = "".join(f"\n• {note}" for note in config.notes)
-    return f"\n*{config.title}*\n```\n{config.text}{command}\n```" + reply.plain(notes)
+    return f"{said}\n*{config.title}*\n```\n{config.text}{command}\n```" + reply.plain(notes)
 
 
 def with_registered(p: Parsed, text: object, registered: tuple[str, ...]) -> Parsed:

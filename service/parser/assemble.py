@@ -243,24 +243,34 @@ def _also(text: str, ignored: tuple[str, ...]) -> str:
     return f"{text} (I didn't use: {', '.join(ignored)}.)" if ignored else text
 
 
-# "and the vllm command?", "deepspeed config pls", "how do I launch it": the config's text
-# (asked for, not a pasted "ds_config": a request word before it, or a "?"/"pls" after it)
-_TOOLS = r"(?:(?P<tool>vllm|sglang|deepspeed|ds|megatron|torchtitan|accelerate|torchrun)\s+)?"
+# "and the vllm command?", "deepspeed config pls", "need a deepspeed zero3 json", "torchrun cmd
+# for 2 nodes ...", "how do I launch it": the config's text (asked for, not a pasted "ds_config":
+# a request word before it, the message opening with it, or a "?"/"pls" after it)
+_TOOL_NAMES = r"(?:vllm|sglang|deepspeed|ds|megatron|torchtitan|accelerate|torchrun)"
+_NOUN = (r"(?:command|cmd|config(?:uration)?|json|yaml|launch\s+(?:line|script)|"
+         r"(?P<file>ds_config|accelerate_config)(?:\.(?:json|yaml))?)")
+# the tool, and up to two words between it and the noun ("deepspeed zero3 json", "vllm serve
+# command", "accelerate fsdp config")
+_TOOLED = r"(?:(?P<tool>" + _TOOL_NAMES + r")\s+(?:[\w.-]+\s+){0,2}?)?"
+_REQUEST = (r"(?:and|give\s+me|show(?:\s+me)?|what(?:'s|\s+is|\s+would\s+be)|send|post|need|"
+            r"want|get|write|paste|share|generate|make|print|drop)")
 _LAUNCH_ASK = re.compile(
-    r"\b(?:and|give\s+me|show(?:\s+me)?|what(?:'s|\s+is|\s+would\s+be)|send|post|need|want|get|"
-    r"write)\s+(?:me\s+)?(?:the\s+|a\s+)?" + _TOOLS + r"(?:launch\s+|serve\s+|start\s+)?"
-    r"(?:command|cmd|config|launch\s+line)\b"
-    r"|\b" + _TOOLS.replace("P<tool>", "P<tool2>") + r"(?:launch\s+|serve\s+)?(?:command|cmd|config)"
-    r"\s*(?:\?|pls\b|please\b)"
+    r"\b" + _REQUEST + r"\s+(?:me\s+)?(?:the\s+|a\s+|an\s+)?(?:matching\s+|full\s+)?"
+    + _TOOLED + _NOUN + r"(?![\w.])"
+    r"|^\W*" + _TOOLED.replace("P<tool>", "P<tool2>") + _NOUN.replace("P<file>", "P<file2>")
+    + r"\s+(?:for|to|that|with|pls|please)\b"
+    r"|\b" + _TOOLED.replace("P<tool>", "P<tool3>") + _NOUN.replace("P<file>", "P<file3>")
+    + r"\s*(?:\?|pls\b|please\b)"
     r"|\bhow\s+(?:do|would|should)\s+(?:i|we)\s+(?:launch|start|run)\s+(?:it|this|that)\b")
-_TOOL = {"ds": "deepspeed"}
+_TOOL = {"ds": "deepspeed", "ds_config": "deepspeed", "accelerate_config": "accelerate"}
 
 
 def launch_asked(low: str) -> str | None:
     m = _LAUNCH_ASK.search(low)
     if m is None:
         return None
-    tool = m.group("tool") or m.group("tool2") or ""
+    found = [m.group(g) for g in ("tool", "tool2", "tool3", "file", "file2", "file3")]
+    tool = next((t for t in found if t), "")
     return _TOOL.get(tool, tool)
 
 

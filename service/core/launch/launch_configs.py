@@ -30,11 +30,21 @@ from service.core.launch.training_arguments import as_flags, training_arguments,
 from service.core.planning.layouts import node_count
 from service.core.planning.plan_types import Layout, Plan
 
+UNCHECKED = ("no GPU type named: this is the layout as stated, not checked against any GPU's "
+             "memory (name the GPU for a layout that fits)")
 
-def launch_configs(resolved: ResolvedJob, plan: Plan,
+
+def launch_configs(resolved: ResolvedJob, plan: Plan | None,
                    stated_fits: bool = False) -> dict[str, LaunchConfig]:
     """The configs of the layout the answer shows: on given GPUs where the request's own layout
-    fits, that one (on its stack), else the planner's."""
+    fits, that one (on its stack), else the planner's; with no GPU type (no plan), a training
+    job's stated GPU count as laid out (a launcher's flags do not depend on the GPU type)."""
+    if plan is None:
+        if resolved.job.task == "infer" or not (resolved.pinned("gpu_count")
+                                                or resolved.pinned("nodes")):
+            return {}
+        configs = _training(resolved, stated_layout(resolved), resolved.job.framework)
+        return {tool: replace(c, notes=(*c.notes, UNCHECKED)) for tool, c in configs.items()}
     if plan.task != "infer" and plan.mode == "given" and stated_fits:
         return _training(resolved, stated_layout(resolved), resolved.job.framework)
     if not plan.fits:

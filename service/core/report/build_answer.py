@@ -229,5 +229,5 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
         fits_on=_fits_on(plan),
         launch=launch_configs(resolved, plan, stated_fits)
-        if plan is not None and plan.mode != "catalog" else {},
+        if plan is None or plan.mode != "catalog" else {},
         serving_cost=serving_cost(resolved, plan) if job.task == "infer" else None)
