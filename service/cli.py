@@ -25,7 +25,7 @@ from service.settings import Settings
 
 _T = TypeVar("_T")
 LAUNCH_TOOLS = ("deepspeed", "accelerate", "torchrun", "megatron", "torchtitan", "vllm", "sglang")
-BOOL_FIELDS = ("flash_attn", "sequence_parallel", "chunked_loss")
+BOOL_FIELDS = ("flash_attn", "sequence_parallel", "chunked_loss", "precompute_ref_log_probs")
 HELP = {
     "model": "preset id or alias (llama-3-8b, 'Llama 3 8B') or a bare size ('7B')",
     "arch": "architecture as JSON (our fields or a Hugging Face config.json), or a path to one",

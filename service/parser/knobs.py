@@ -103,6 +103,12 @@ RULES: tuple[Rule, ...] = (
     # preference objectives (RLHF with generation, PPO/GRPO, is not one: it is left unread)
     _r(r"\b(dpo|ipo|kto|orpo|simpo|cpo)(?:[_\-]?(?:trainer|config))?\b", "objective", S,  # TRL's DPOTrainer
        "preference objective: chosen and rejected sequences, and a reference model for DPO/IPO/KTO"),
+    # TRL precompute_ref_log_probs: the reference scored once before training, not held in it
+    _r(r"\bprecompute_ref_log_probs\s*[=:]\s*(?:true|1)\b"
+       r"|\bprecomput\w*\s+(?:the\s+)?ref(?:erence)?(?:\s+model)?(?:\s+log[\s\-_]*probs?)?\b"
+       r"|\bref(?:erence)?(?:\s+model)?(?:\s+log[\s\-_]*probs?)?\s+(?:is\s+|are\s+|being\s+)?"
+       r"(?:pre[\s\-]?computed|cached\s+(?:up\s*front|beforehand|offline))\b",
+       "precompute_ref_log_probs", True),
     _r(r"\b(grpo|ppo|rloo|rlhf|reinforce\+\+)(?:[_\-]?(?:trainer|config))?\b", "_rl", S,
        "RL with generation (GRPO, PPO) sized as fine-tuning: the rollout engine, reward and "
        "critic models are not counted"),
@@ -160,8 +166,9 @@ RULES: tuple[Rule, ...] = (
     _r(r"\b(?:do|does|would|will|should)\s+(?:i|we|you|it|they)\s+(?:need|have\s+to|require|want)\s+"
        rf"(?:to\s+)?(?:use\s+|turn\s+on\s+|enable\s+)?(?:full\s+|selective\s+)?{_CKPT}",
        "_recompute_asked", True),
-    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
-       rf"|\b(?:full\s+)?(?:ac|gc){_OFF}", "recompute", "none"),
+    # a bare "ckpt" is recompute only when switched: "w/o ckpt", "ckpt off" (else a checkpoint file)
+    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b|ckpt\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
+       rf"|\b(?:full\s+)?(?:ac|gc|ckpt){_OFF}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
        r"\s*[=:]\s*(?:false|0)\b"
        r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?none\b",  # torchtitan's toml
@@ -288,6 +295,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
                            "gpu_memory_utilization"),
     "_tgi": ("tgi", "generation"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
+    "precompute_ref_log_probs": ("precomput", "pre-comput", "pre comput", "cached"),
     "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"), "_reward": ("reward",),
     "_framework_denied": ("deep", "fsdp", "megatron"),
     "framework": ("fsdp", "hsdp", "megatron", "nemo", "deep", "titan", "ds"),

@@ -18,6 +18,7 @@ LABELS: dict[str, str] = {
     "sequence_parallel": "sequence parallel", "pp_schedule": "pipeline schedule",
     "virtual_stages": "virtual stages", "recompute": "recompute", "flash_attn": "FlashAttention",
     "chunked_loss": "chunked loss",
+    "precompute_ref_log_probs": "precomputed reference log-probs",
     "offload": "CPU offload", "lora_rank": "LoRA rank", "lora_targets": "LoRA on",
     "lora_slots": "LoRA adapter slots",
     "quantization": "weights", "kv_cache_dtype": "KV cache", "batch": "sequences",

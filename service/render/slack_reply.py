@@ -10,8 +10,10 @@ import re
 from dataclasses import fields
 
 from service.core.job.assumptions import Assumption
+from service.core.memory.model_state import REFERENCE_NOTE
 from service.core.report.answer_types import (
     Answer,
+    FormulaEntry,
     LayoutEntry,
     PerGpuBytes,
     PlannerEntry,
@@ -194,6 +196,16 @@ def _count_stated(answer: Answer) -> bool:
         or (answer.planner is not None and answer.planner.mode == "given")
 
 
+def reference_line(formulas: list[FormulaEntry], total: int) -> str | None:
+    """DPO, IPO, KTO: what the frozen reference model costs ("does the ref model double it?")."""
+    held = sum(f.bytes for f in formulas if f.note == REFERENCE_NOTE)
+    if not held:
+        return None
+    return (f"Reference model: {gb(held)} of the {gb(total)} per GPU: a frozen copy of the weights, with no "
+            "gradients or optimizer state, so far less than double; TRL's "
+            "`precompute_ref_log_probs=True` scores it once before training and drops it.")
+
+
 def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None = None,
                    time_first: bool = False) -> str:
     """The reply for one answered request; ``notes``: how the question was read; ``time_first``:
@@ -238,6 +250,10 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     limit = next((a for a in answer.assumptions if a.field == "context_limit"), None)
     if limit is not None:  # past what the model was trained for: said up front, not in passing
         lines.insert(1, f"Note: {limit.why}")
+    reference = reference_line(planner.layout.formulas if shown is not None and planner is not None
+                               and planner.layout is not None else answer.formulas, per.total)
+    if reference:
+        lines.append(reference)
     slow = slow_line(planner)
     if slow:
         lines.append(slow)

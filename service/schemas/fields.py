@@ -79,6 +79,9 @@ DOCS: dict[str, tuple[str, Any]] = {
     "virtual_stages": ("Interleaved schedule: model chunks per pipeline rank. Default 1.", 1),
     "recompute": ("Activation recompute. Default none.", "full"),
     "flash_attn": ("Fused attention, no s x s matrices kept. Default on.", True),
+    "precompute_ref_log_probs": ("DPO, IPO, KTO: TRL's precompute_ref_log_probs, the reference "
+                                 "model's log-probs computed once before training, so no "
+                                 "reference model is held during it. Default off.", True),
     "chunked_loss": ("A fused linear-cross-entropy kernel (Liger Kernel, torchtune): the loss "
                      "over chunks of tokens, never the full fp32 logits. Default off.", False),
     "offload": ("CPU offload. Default none.", "none"),

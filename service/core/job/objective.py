@@ -13,7 +13,7 @@ the base with its adapters switched off is the reference, and nothing is copied.
 from __future__ import annotations
 
 from service.core.errors import InvalidInput
-from service.core.job.assumptions import derived
+from service.core.job.assumptions import derived, stated
 from service.core.job.choices import OBJECTIVES, PAIRED, WITH_REFERENCE, choice
 from service.core.job.resolve_notes import Notes
 
@@ -21,8 +21,11 @@ SOURCE = "TRL DPOTrainer / KTOTrainer / ORPOTrainer / CPOTrainer (concatenated_f
     "create_reference_model, prepare_deepspeed)"
 
 
-def resolve_objective(given: str | None, task: str, adapters: bool, notes: Notes) -> str:
-    """The objective, with what it adds said as assumptions; serving has none."""
+def resolve_objective(given: str | None, task: str, adapters: bool, precomputed: bool,
+                      notes: Notes) -> str:
+    """The objective, with what it adds said as assumptions; serving has none. ``precomputed``:
+    TRL's ``precompute_ref_log_probs=True``, the reference log-probs computed in one pass over
+    the dataset before training, so no reference model is held while training."""
     objective = choice("objective", given or "sft", OBJECTIVES)
     if task == "infer":
         if objective != "sft":
@@ -33,7 +36,12 @@ def resolve_objective(given: str | None, task: str, adapters: bool, notes: Notes
     if objective in PAIRED:
         notes.add(derived("objective.sequences", 2, "chosen and rejected completions run as one "
                           "batch: twice the sequences of a micro-batch", SOURCE))
-    if objective in WITH_REFERENCE:
+    if objective in WITH_REFERENCE and precomputed:
+        notes.add(stated("precompute_ref_log_probs", True))
+        notes.add(derived("objective.reference", "precomputed", "reference log-probs computed "
+                          "once before training (the reference model is loaded for that pass, "
+                          "not during training steps)", SOURCE))
+    elif objective in WITH_REFERENCE:
         reference = "the base, adapters off" if adapters else "a frozen copy of the model"
         notes.add(derived("objective.reference", reference, "reference log-probs each step "
                           "(sharded only with ZeRO-3 or FSDP; precompute_ref_log_probs "

@@ -59,6 +59,7 @@ class EstimateRequest:
     task: str | None = None  # train | finetune | infer
     finetune_method: str | None = None  # full | lora | qlora
     objective: str | None = None  # sft | dpo | ipo | kto | orpo | simpo | cpo (job/objective.py)
+    precompute_ref_log_probs: bool | None = None  # TRL: reference log-probs computed before training
     seq_len: int | None = None
     micro_batch: int | None = None
     global_batch: int | None = None

@@ -18,6 +18,7 @@ from service.core.job.choices import (
     PLANNER_METHODS,
     RECOMPUTE,
     TASKS,
+    WITH_REFERENCE,
     check_recipe,
     choice,
     serving_framework,
@@ -330,11 +331,13 @@ def resolve(req: EstimateRequest) -> ResolvedJob:
                 "measured on real runs", minor=True)
     lora_targets = choice("lora_targets", req.lora_targets or "all_linear", LORA_TARGETS)
     method_name = choice("method", req.method or "planner", PLANNER_METHODS)
-    objective = resolve_objective(req.objective, task, method != "full", notes)
+    objective = resolve_objective(req.objective, task, method != "full",
+                                  bool(req.precompute_ref_log_probs), notes)
     notes.items += model_notes(model, task, method, precision, seq)
     job = Job(
         arch=model.arch, model_id=model.model_id, param_scale=model.param_scale,
         task=task, finetune_method=method, objective=objective, seq_len=seq,
+        precomputed_reference=bool(req.precompute_ref_log_probs) and objective in WITH_REFERENCE,
         micro_batch=req.micro_batch or 1,
         global_batch=_global_batch(req, par, task, notes), precision=precision,
         optimizer=optimizer,

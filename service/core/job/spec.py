@@ -56,6 +56,7 @@ class Job:
     task: Task = "train"
     finetune_method: FinetuneMethod = "full"
     objective: str = "sft"  # job/objective.py: preference objectives pair sequences, add a reference
+    precomputed_reference: bool = False  # TRL precompute_ref_log_probs: no reference model in training
     seq_len: int = 4096
     micro_batch: int = 1
     global_batch: int = 0  # 0: one micro-batch per DP rank, no accumulation

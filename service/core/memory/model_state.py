@@ -176,6 +176,7 @@ def weights(job: Job) -> Component:
                         ZERO_SOURCE + "; peft keeps LoRA adapters in fp32")
 
 
+REFERENCE_NOTE = "the reference model"  # its formula's label: the reply says what it costs
 REFERENCE_SOURCE = ("TRL create_reference_model (a frozen copy of the policy); "
                     "prepare_deepspeed runs it at ZeRO stage 0 unless ZeRO-3")
 
@@ -187,13 +188,14 @@ def reference_weights(job: Job) -> Component:
     the adapters off is the reference) or without a reference (``job/objective.py``)."""
     par = job.parallel
     needed = job.objective in WITH_REFERENCE and job.trains_all_weights and job.is_training \
+        and not job.precomputed_reference \
         and job.offload != "optimizer_and_params"
     if not needed:
         return component("weights", "0", REFERENCE_SOURCE, "no reference model on the GPU")
     params = rank_params(job.arch, par, job.param_scale)
     per = 4 if regime_of(job).autocast else compute_dtype_bytes(job.precision)
     return component("weights", "params * bytes_per_param / shards", REFERENCE_SOURCE,
-                     "the reference model", params=params.total, bytes_per_param=per,
+                     REFERENCE_NOTE, params=params.total, bytes_per_param=per,
                      shards=par.zero_shards if par.zero_stage >= 3 else 1)
 
 
