@@ -37,6 +37,8 @@ PRESET_KEYS = [p.id for p in PRESETS]
 # (how many vocab x hidden tables the figure leaves out: 0, the input embedding 1, both 2; why).
 ACTIVE_AT_PUBLISHED_PRECISION: dict[str, tuple[int, str]] = {
     "deepseek-v3": (1, "paper's 37B leaves out the input embedding (36.63B without it)"),
+    "deepseek-r1": (1, "DeepSeek-V3's architecture: its 37B leaves out the input embedding"),
+    "deepseek-r1-0528": (1, "DeepSeek-V3's architecture: its 37B leaves out the input embedding"),
     "deepseek-v2-lite": (1, "paper's 2.4B leaves out the input embedding (2.45B)"),
     "qwen3-30b-a3b": (0, "model card truncates 3.35B to 3.3B"),
     "qwen2-57b-a14b": (0, "the name rounds 14.25B to 14B"),
@@ -78,6 +80,8 @@ MODEL_FIELDS = {
     "params_source", "arch",
 }  # fmt: skip
 OPTIONAL_FIELDS = {"weight_format", "remote_code", "max_context"}  # absent: bf16, no code, unknown
+# a published checkpoint of another preset's architecture names it and takes the rest from it
+SAME_AS_FIELDS = {"id", "name", "hf_repo", "aliases", "same_as"}
 
 
 def test_data_files_load_with_from_dict() -> None:
@@ -86,6 +90,11 @@ def test_data_files_load_with_from_dict() -> None:
     for name, document in files:
         assert set(document) == {"models"}, name
         for model in document["models"]:
+            if "same_as" in model:
+                assert SAME_AS_FIELDS <= set(model) <= SAME_AS_FIELDS | OPTIONAL_FIELDS | {
+                    "params_source"}, (name, model["id"])
+                assert BY_ID[model["id"]].arch.layers == BY_ID[model["same_as"]].arch.layers
+                continue
             assert MODEL_FIELDS <= set(model) <= MODEL_FIELDS | OPTIONAL_FIELDS, (name, model.get("id"))
             arch = Architecture.from_dict(model["arch"])
             assert parameter_count(arch) > 0
@@ -209,8 +218,8 @@ def test_names_do_not_collide_between_presets() -> None:
         ("mixtral 8x7b instruct", "mixtral-8x7b"),
         ("microsoft/Phi-3-mini-4k-instruct", "phi-3-mini"),
         ("microsoft/Phi-3-mini-128k-instruct", "phi-3-mini-128k"),
-        ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"),
-        ("DeepSeek R1", "deepseek-v3"),
+        ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1-0528"),
+        ("DeepSeek R1", "deepseek-r1"),
         ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"),
         ("DeepSeek-V3.1-Terminus", "deepseek-v3"),
         ("openai/gpt-oss-120b", "gpt-oss-120b"),

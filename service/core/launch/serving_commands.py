@@ -45,7 +45,14 @@ def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
     """(the quantization and KV flags' values as [name, value], notes), or None when the
     server cannot load the stated format."""
     job, out, notes = resolved.job, [], []
-    if resolved.pinned("quantization") and job.quantization not in ("none", "bf16", "fp16"):
+    native = resolved.model.weight_format
+    if resolved.pinned("quantization") and job.quantization.split("-")[0] == native.split("-")[0] \
+            and native not in ("bf16", "fp16"):
+        # the checkpoint is already in that format: the server reads its quantization_config
+        # (SGLang's DeepSeek docs: no --quantization fp8 on the FP8 checkpoint)
+        notes.append(f"no --quantization: the checkpoint's weights are {native} already, and "
+                     "the server reads its quantization_config")
+    elif resolved.pinned("quantization") and job.quantization not in ("none", "bf16", "fp16"):
         if job.quantization not in quant:
             return None
         method = quant[job.quantization]
@@ -180,7 +187,8 @@ def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> Laun
         dp_flags: list[str] = ["--attn-dp-size", str(fit.replicas)]
         dp_note: tuple[str, ...] = (
             f"{fit.replicas} data-parallel attention ranks, each with its own KV cache; the "
-            "routed experts are split over all the GPUs",)
+            "routed experts are split over all the GPUs (SGLang releases before --attn-dp-size: "
+            f"--dp-size {fit.replicas} --enable-dp-attention)",)
     else:
         dp_flags, dp_note = _replicas(fit, "--dp-size", resolved.job.arch.moe is not None)
     options += dp_flags

@@ -162,9 +162,27 @@ def _load() -> tuple[ModelPreset, ...]:
         models = document.get("models") if isinstance(document, dict) else None
         if not isinstance(models, list):
             raise ValueError(f"models/{entry.name}: expected {{\"models\": [...]}}")
+        entries = {item.get("id"): item for item in models if isinstance(item, dict)}
         for number, item in enumerate(models):
-            presets.append(_preset(item, family, f"models/{entry.name}[{number}]"))
+            presets.append(_preset(_with_base(item, entries), family,
+                                   f"models/{entry.name}[{number}]"))
     return tuple(presets)
+
+
+# what a published checkpoint of another preset's architecture ("same_as": DeepSeek-R1 is
+# DeepSeek-V3's) takes from it unless it says otherwise: its own id, name, repo and aliases
+_SHARED = ("published_params", "published_active_params", "params_source", "max_context",
+           "weight_format", "remote_code", "arch")
+
+
+def _with_base(item: Any, entries: dict[Any, Any]) -> Any:
+    if not isinstance(item, dict) or "same_as" not in item:
+        return item
+    base = entries.get(item["same_as"])
+    if not isinstance(base, dict) or "same_as" in base:
+        raise ValueError(f"{item.get('id')}: same_as {item['same_as']!r} is not a preset of its "
+                         "file with its own architecture")
+    return {**{key: base[key] for key in _SHARED if key in base}, **item}
 
 
 def all_presets() -> list[ModelPreset]:

@@ -1,0 +1,31 @@
+"""Published checkpoints of another model's architecture are models of their own (held-out set
+28): DeepSeek-R1 is served from its own repo (the SGLang command had launched DeepSeek-V3), its
+FP8 weights are the checkpoint's own (no --quantization fp8, which SGLang's DeepSeek docs warn
+against), and Yi-34B-200K is trained for 200K tokens (it had been Yi-34B, warned to need YaRN)."""
+
+from __future__ import annotations
+
+from ask_support import ask
+
+from service.core.model.presets import find_preset
+
+
+def test_r1_is_launched_from_its_own_repo_without_a_quantization_flag() -> None:
+    reply = ask("serve deepseek-r1 (the full 671b one) on 8x h200, fp8, 32k ctx, give me the "
+                "sglang launch command").reply
+    assert "--model-path deepseek-ai/DeepSeek-R1 " in reply
+    assert "--quantization" not in reply.split("```")[1]
+    assert "no --quantization: the checkpoint's weights are fp8-block already" in reply
+
+
+def test_r1_has_v3s_architecture_and_counts() -> None:
+    r1, v3 = find_preset("deepseek-r1"), find_preset("deepseek-v3")
+    assert r1.arch.layers == v3.arch.layers and r1.arch.moe == v3.arch.moe
+    assert (r1.published_params, r1.weight_format) == (v3.published_params, v3.weight_format)
+    assert r1.hf_repo == "deepseek-ai/DeepSeek-R1"
+
+
+def test_the_200k_checkpoint_is_not_warned_about_its_context() -> None:
+    reply = ask("yi-34b-200k how much for 200k ctx single request? int8 weights").reply
+    assert reply.startswith("*yi-34b-200k needs 87.2 GB per GPU")
+    assert "YaRN" not in reply and "trained for 4,096" not in reply
