@@ -114,7 +114,7 @@ def test_the_fewest_gpus_to_serve_are_engines_people_deploy() -> None:
     would cross 7 stages and no one runs a 7-GPU engine: the answer is the node's 8 GPUs as
     replicas without stages. A count the user has keeps every shape (6 A100s: TP=2 x PP=3)."""
     reply = ask("serve qwen2.5 7b for 1000 users 8k ctx on a100 80gb").reply
-    assert "on 8x A100 80GB SXM (4 replicas of TP=2)" in reply.splitlines()[0]
+    assert "on 8x A100 80GB SXM (8 replicas of TP=1)" in reply.splitlines()[0]
     six = ask("serve llama 3.1 70b 16k ctx 32 users on 6 a100 80gb").reply
     assert "(TP=2, PP=3)" in six.splitlines()[0]
 

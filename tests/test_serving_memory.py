@@ -280,16 +280,16 @@ def test_pipeline_stages_hold_the_busiest_stage_not_an_even_split() -> None:
 
 def test_how_many_fit_is_answered_with_the_layout_that_holds_the_most() -> None:
     """Qwen2.5-72B AWQ on 2x A100 80GB at 16k, no concurrency stated: TP=2 keeps one copy of
-    the weights and holds 19 sequences; two replicas of one GPU hold 10 (each keeps its own
-    copy). The answer is 19, with the replicas offered beside it."""
+    the weights and holds 20 sequences; two replicas of one GPU hold 12 (each keeps its own
+    copy). The answer is 20, with the replicas offered beside it."""
     answer = compute_answer(EstimateRequest(model="qwen2.5-72b", task="infer", seq_len=16384,
                                             quantization="awq", gpu="a100-80gb",
                                             gpu_count=2)).answer
     assert answer.planner is not None and answer.planner.fits
     assert answer.planner.layout is not None
     lay = answer.planner.layout.plan
-    assert (lay.dp, lay.tp, lay.max_concurrent_sequences) == (1, 2, 19)
-    assert any("2 replicas of TP=1" in a.layout and "up to 10 sequences" in a.reason
+    assert (lay.dp, lay.tp, lay.max_concurrent_sequences) == (1, 2, 20)
+    assert any("2 replicas of TP=1" in a.layout and "up to 12 sequences" in a.reason
                for a in answer.planner.alternatives)
     stated = compute_answer(EstimateRequest(model="qwen2.5-72b", task="infer", seq_len=16384,
                                             quantization="awq", concurrent=8,
@@ -382,3 +382,4 @@ def test_more_gpus_with_4_bit_weights_comes_before_more_gpus_in_16_bit() -> None
                                    gpu_count=1))
     assert plan.fix is not None and plan.fix.changes == {"quantization": "awq", "gpu_count": 2}
     assert plan.min_gpus is not None and plan.min_gpus > 2
+

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.core.hardware.gpus import Gpu
 from service.core.memory.formula import Component, component_of
 from service.core.model.architecture import Architecture
 from service.core.model.formats import (
@@ -132,9 +133,23 @@ def linear_state_bytes(arch: Architecture, layout: StateLayout = VLLM_STATE) -> 
     return arch.linear_attention_layers * per_layer
 
 
-def attention_kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int) -> float:
+def window_tokens(window: int, context: int, chunk: int, block: int) -> int:
+    """Tokens a sliding-window layer holds for one sequence: the window plus the chunk being
+    prefilled, and a block for a window that starts mid-block (vLLM
+    ``SlidingWindowSpec.max_admission_blocks_per_request``: cdiv(min(W - 1 + chunk, context),
+    block) + 1 blocks, the figure that sizes the pool and admits requests); the whole context
+    when that covers it. ``chunk`` 0: the bare window (Hugging Face's sliding-window cache)."""
+    if not chunk:
+        return min(window, context)
+    held = window - 1 + chunk
+    return context if held >= context else -(-held // block) * block + block
+
+
+def attention_kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int,
+                                 chunk: int = 0, block: int = 1) -> float:
     """K and V bytes per token of context of the attention layers, averaged over layers
-    (sliding windows included); a hybrid's linear-attention state is not in it."""
+    (sliding windows included: ``window_tokens`` with the engine's prefill ``chunk`` and
+    ``block``); a hybrid's linear-attention state is not in it."""
     check_kv_dtype(kv_dtype)
     b = KV_DTYPE_BYTES[kv_dtype]
     if arch.mla is not None:
@@ -143,7 +158,8 @@ def attention_kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int
         per_layer = 2 * arch.kv_width * b
     window_share = arch.sliding_window_layers if arch.sliding_window else 0.0
     if window_share and context > arch.sliding_window:
-        kept = (1 - window_share) + window_share * arch.sliding_window / context
+        held = window_tokens(arch.sliding_window, context, chunk, block)
+        kept = (1 - window_share) + window_share * held / context
     else:
         kept = 1.0
     return arch.attention_layers * per_layer * kept
@@ -166,16 +182,32 @@ class ServingBudget:
     """vLLM's way of sizing the KV cache (``gpu_memory_utilization``, worker profiling)."""
 
     memory_fraction: float = 0.90  # vLLM --gpu-memory-utilization default
-    max_batched_tokens: int = 8192  # tokens in one forward pass (chunked prefill budget)
+    # tokens in one forward pass (chunked prefill budget); None: vLLM's default for the GPU
+    max_batched_tokens: int | None = None
     non_torch_bytes: int = 1 << 30  # CUDA context, NCCL, cuBLAS workspaces (vLLM measures it)
     cuda_graph_bytes: int = 512 << 20  # captured decode graphs, typical 0.3-1 GiB
+    block_tokens: int = 16  # vLLM's KV block (--block-size default)
 
+    def batched_tokens(self, gpu: Gpu | None) -> int:
+        """The chunked-prefill budget: as set, else ``vllm serve``'s default for the GPU
+        (vLLM ``EngineArgs.get_batch_defaults``: 8,192 on GPUs of at least 70 GiB that are not
+        A100s, such as H100, H200 and MI300X; 2,048 on the others, where a larger one lowered
+        throughput, vLLM PR #17885)."""
+        if self.max_batched_tokens is not None:
+            return self.max_batched_tokens
+        large = gpu is not None and gpu.memory_bytes_as_sold >= 70 * 2**30 \
+            and not gpu.id.startswith("a100")
+        return VLLM_LARGE_GPU_BATCHED if large or gpu is None else VLLM_BATCHED
+
+
+VLLM_LARGE_GPU_BATCHED = 8192
+VLLM_BATCHED = 2048
 
 # llama.cpp / ollama: no memory reserved ahead and no CUDA graph pool; one compute buffer for
 # n_ubatch = 512 tokens (llama-server's default); the CUDA context of a process with lazily
 # loaded modules (CUDA 12.2+ default) and cuBLAS, about 0.3-0.5 GB: 512 MiB
 LLAMACPP = ServingBudget(memory_fraction=0.95, max_batched_tokens=512, non_torch_bytes=512 << 20,
-                         cuda_graph_bytes=0)
+                         cuda_graph_bytes=0, block_tokens=1)
 
 
 def forward_workspace_bytes(arch: Architecture, tokens: int, sequences: int, tp: int = 1) -> int:

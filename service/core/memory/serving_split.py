@@ -44,13 +44,17 @@ def state_share(tp: int) -> float:
     return 1 / tp
 
 
-def kv_cache_share(job: Job, tp: int, pp: int, sequences: int | None = None) -> Component:
+def kv_cache_share(job: Job, tp: int, pp: int, budget: ServingBudget,
+                   sequences: int | None = None) -> Component:
     """This GPU's KV cache: the attention layers' K and V x ``kv_share``, plus a hybrid's
     linear-attention state x ``state_share``, over pp stages, for every sequence (the job's,
-    or ``sequences``)."""
+    or ``sequences``); a sliding-window layer holds its window and the engine's prefill chunk
+    (``serving.window_tokens``)."""
     arch = job.arch
+    per_token = attention_kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len,
+                                             budget.batched_tokens(job.gpu), budget.block_tokens)
     terms: dict[str, float] = {
-        "kv_bytes_per_token": attention_kv_bytes_per_token(arch, job.kv_cache_dtype, job.seq_len),
+        "kv_bytes_per_token": per_token,
         "context": job.seq_len, "kv_share": kv_share(arch, tp), "pp": pp,
         "sequences": job.batch if sequences is None else sequences}
     expression = "kv_bytes_per_token * context * kv_share / pp * sequences"
@@ -131,9 +135,9 @@ def serving_share(job: Job, tp: int, pp: int, budget: ServingBudget, ep: int = 1
                                   busiest_share(arch, tp, pp) if pp > 1 else None)
     if job.framework == "hf":
         return _hf_share(job, weights, tp, pp, budget)
-    kv = kv_cache_share(job, tp, pp)
-    per_seq = kv_cache_share(job, tp, pp, sequences=1).bytes
-    chunk = min(budget.max_batched_tokens, job.seq_len * job.batch)
+    kv = kv_cache_share(job, tp, pp, budget)
+    per_seq = kv_cache_share(job, tp, pp, budget, sequences=1).bytes
+    chunk = min(budget.batched_tokens(job.gpu), job.seq_len * job.batch)
     if job.framework == "llamacpp":  # ggml's compute buffer holds f32 intermediates
         workspace = component(
             "activations", "workspace_16bit * 2", "llama.cpp compute buffer (ggml, f32)",

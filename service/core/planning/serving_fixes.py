@@ -111,8 +111,8 @@ def serving_fixes(job: Job, gpu: Gpu, fit: ServingFit, min_gpus: int | None,
         if trial.kv_budget_bytes <= 0:  # the weights leave no room at all
             continue
         if 0 < trial.max_concurrent < job.batch:
-            fixes.append(_fix(base, f"{trial.max_concurrent:,} sequences at once instead of "
-                              f"{job.batch:,}", trial, gpu, "the other requests wait in the "
+            fixes.append(_fix(base, f"{counted(trial.max_concurrent, 'sequence')} at once "
+                              f"instead of {job.batch:,}", trial, gpu, "the other requests wait in the "
                               "queue: lower throughput" + _with_kv_step(lean, steps, base, gpu,
                                                                        tp, pp, evaluate),
                               {"concurrent": trial.max_concurrent}))

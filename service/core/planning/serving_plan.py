@@ -282,7 +282,7 @@ def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False, said: 
             said_or_default("memory_headroom", budget.memory_fraction, said,
                             f"llama.cpp reserves nothing ahead: {budget.memory_fraction:.0%} of "
                             f"{gb(gpu.memory_bytes_usable)} minus weights, a compute buffer for "
-                            f"{budget.max_batched_tokens:,} tokens (n_ubatch) and "
+                            f"{budget.batched_tokens(gpu):,} tokens (n_ubatch) and "
                             f"{gb(budget.non_torch_bytes)} of CUDA context", "llama.cpp llama-server"),
             default("plan.layout", "layers split over the GPUs", "llama.cpp --split-mode layer "
                     "(its default): each GPU holds its layers' weights and KV cache", minor=True),
@@ -291,7 +291,7 @@ def _assumptions(budget: ServingBudget, gpu: Gpu, llamacpp: bool = False, said: 
         said_or_default("memory_headroom", budget.memory_fraction, said,
                         f"vLLM-style budget: gpu_memory_utilization {budget.memory_fraction:.0%} of "
                         f"{gb(gpu.memory_bytes_usable)}, minus weights, activation peak "
-                        f"({budget.max_batched_tokens:,} batched tokens), {gb(budget.non_torch_bytes)} "
+                        f"({budget.batched_tokens(gpu):,} batched tokens), {gb(budget.non_torch_bytes)} "
                         f"non-torch memory and {gb(budget.cuda_graph_bytes)} CUDA graphs",
                         "vLLM worker memory profiling"),
         default("plan.layout", "TP in a node, PP over the rest", "tensor parallelism inside one "
