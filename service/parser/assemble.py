@@ -10,6 +10,7 @@ from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
 from service.parser.dataset_size import examples_as_tokens
+from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
 from service.parser.instances import cloud_named
@@ -153,6 +154,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         merged["gpu"] = fields["gpu"] = rules.DEFAULT_GPU
         notes.append("no GPU type named: H100 80GB SXM")
         defaulted = ("gpu",)
+    context = engine_context(scan.low, merged, notes)
+    if context is not None:  # a pasted "vllm serve MODEL" with no --max-model-len
+        merged["seq_len"] = fields["seq_len"] = context
+        defaulted += ("seq_len",)
     tflops = ordered.get("_tflops", [None])[0]
     share = mfu_from_tflops(tflops, merged.get("gpu"), notes) \
         if isinstance(tflops, (int, float)) and "mfu" not in merged else None
