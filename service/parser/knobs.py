@@ -135,6 +135,13 @@ RULES: tuple[Rule, ...] = (
        "TGI sized as a vLLM-style server: both reserve the KV cache from a share of the GPU "
        "(TGI --cuda-memory-fraction); its own limits are --max-total-tokens and "
        "--max-batch-prefill-tokens"),
+    # TensorRT-LLM likewise: said, with where its reservation differs
+    _r(r"\btensor[\s\-_]*rt[\s\-_]*llm\b|\btrt[\s\-_]*llm\b|\btrtllm(?:[\s\-_]*(?:build|serve))?\b",
+       "_trtllm", True,
+       "TensorRT-LLM sized as a vLLM-style server: its KV cache takes "
+       "kv_cache_free_gpu_memory_fraction (0.9) of the memory the engine leaves free after "
+       "its weights and buffers, not 90% of the whole GPU, so its room differs somewhat; its "
+       "fp8 KV cache needs Ada or Hopper (on an A100, int8 KV has the same bytes)"),
     # ZeRO / FSDP / DDP
     _r(r"\bzero[\s\-]*infinity\b", "zero_stage", 3, "ZeRO-Infinity = ZeRO-3 with CPU offload"),
     _r(r"\bzero[\s\-]*offload\b", "zero_stage", 2, "ZeRO-Offload = ZeRO-2 with optimizer offload"),
@@ -294,6 +301,7 @@ _TRIGGERS: dict[str, tuple[str, ...]] = {
     "_serving_framework": ("vllm", "sglang", "llm(", "max_model_len", "max_num_seqs",
                            "gpu_memory_utilization"),
     "_tgi": ("tgi", "generation"),
+    "_trtllm": ("trt", "tensorrt", "tensor"),
     "objective": ("dpo", "ipo", "kto", "orpo", "simpo", "cpo"),
     "precompute_ref_log_probs": ("precomput", "pre-comput", "pre comput", "cached"),
     "_rl": ("grpo", "ppo", "rloo", "rlhf", "reinforce"), "_reward": ("reward",),

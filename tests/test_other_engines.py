@@ -1,0 +1,22 @@
+"""Serving engines fitcheck does not model on their own are said, never silently replaced
+(held-out sets 27 and 28: TGI and TensorRT-LLM questions had been answered as vLLM without a
+word): both reserve their KV cache from a share of memory, so they are sized as vLLM is and the
+reply says where they differ."""
+
+from __future__ import annotations
+
+import pytest
+from ask_support import ask
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("phi 3.5 mini on an L4 with TGI, 16k context, how many users",
+     "TGI sized as a vLLM-style server"),
+    ("Mixtral 8x7B instruct, TensorRT-LLM, int4 awq weights, fp8 kv, on 1x A100 80GB - how many "
+     "concurrent 8k requests can we push?", "TensorRT-LLM sized as a vLLM-style server"),
+    ("trtllm-build for mixtral 8x7b on 1x h100", "TensorRT-LLM sized as a vLLM-style server"),
+])
+def test_an_engine_sized_as_vllm_is_said(text: str, said: str) -> None:
+    found = ask(text)
+    assert found.answer is not None and found.answer.task == "infer"
+    assert said in found.reply
