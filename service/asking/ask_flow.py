@@ -10,6 +10,7 @@ from typing import Any
 
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
+from service.asking.draft_cost import draft_line
 from service.asking.largest_fit import limit_line, serving_context
 from service.asking.largest_model import largest_model
 from service.asking.method_options import cheaper_methods
@@ -142,6 +143,9 @@ class Asker:
                 head = head[:-1] + f" ({p.scope.headline})*"
             text = head + "\n" + reply.plain(p.scope.line) + ("\n" + rest if rest else "")
         text += await self._qlora_tip(p, answer)
+        if p.draft is not None:
+            drafted = await draft_line(self.answer_fields, p.draft, p.merged, answer)
+            text += "\n" + reply.plain(drafted) if drafted else ""
         if p.cheapest:
             methods = await cheaper_methods(self.answer_fields, p.merged, p.cloud)
             if methods:

@@ -10,6 +10,7 @@ from service.parser import rules
 from service.parser.badinput import SQL, looks_like_sql
 from service.parser.compare import against_previous, variants
 from service.parser.dataset_size import examples_as_tokens
+from service.parser.draft_model import DRAFT_WORDS, split_draft
 from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
 from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
@@ -84,6 +85,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     cue = cues(scan.low)
     defaulted: tuple[str, ...] = ()
     ordered = ordered_values(scan, corrections=not cue.compare)
+    draft = split_draft(scan, ordered)
     if ordered.get("_dataset_len") and not ordered.get("seq_len"):
         ordered["seq_len"] = ordered["_dataset_len"]
     notes: list[str] = []
@@ -97,6 +99,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     unread = [f for f in scan.findings if f.field == "_unread"] + unused_examples \
         + token_counts(ordered, scan, task, notes) \
         + user_counts(ordered, scan, notes)
+    if draft is not None:  # answered apart: "speculative decoding" is no longer unused
+        unread = [f for f in unread if not DRAFT_WORDS.search(str(f.value).lower())]
     rules.normalize(ordered, task, notes, prev.get("finetune_method"))
     ignored = list(dict.fromkeys(str(f.value) for f in sorted(unread, key=lambda f: f.start) if f.value))
     ignored = ignored[:MAX_IGNORED]
@@ -205,7 +209,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   deadline if isinstance(deadline, float) else None,
                   scope=_rl_scope(ordered.get("_rl", [None])[0]),
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
-                  launch_asked=launch_asked(scan.low))
+                  launch_asked=launch_asked(scan.low), draft=draft)
 
 
 NAME_THE_GPUS = ("Name the GPUs for the largest model that fits, e.g. `biggest model I can lora "

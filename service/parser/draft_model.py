@@ -1,0 +1,31 @@
+"""Speculative decoding with a draft model: "llama 3.2 1b draft for llama 3.1 70b". The model
+written next to the word "draft" is the draft; the other is the model served (held-out set 28:
+the 1B draft had been sized as the model, and the 70B target was gone). The draft is answered
+apart (``asking/draft_cost.py``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from service.parser.scan import Scan
+
+_DRAFT = re.compile(r"\bdraft(?:[\s\-_]*model)?\b")
+DRAFT_WORDS = re.compile(r"spec|draft")  # the unread readings the draft's answer covers
+NEAR = 24  # characters between a model's name and "draft" for the name to be the draft's
+
+
+def split_draft(scan: Scan, ordered: dict[str, list[Any]]) -> str | None:
+    """The draft model's id, taken out of ``ordered["model"]`` (None: no draft named beside
+    a second model)."""
+    models = ordered.get("model", [])
+    if len(models) < 2:
+        return None
+    named = [f for f in scan.findings if f.field == "model" and f.value in models]
+    for m in _DRAFT.finditer(scan.low):
+        gaps = [(max(f.start - m.end(), m.start() - f.end, 0), f.value) for f in named]
+        gap, draft = min(gaps, key=lambda g: g[0], default=(NEAR + 1, None))
+        if draft is not None and gap <= NEAR:
+            ordered["model"] = [v for v in models if v != draft]
+            return str(draft)
+    return None
