@@ -139,6 +139,10 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         rules.mixed_fleet(fields, [(f.start, f.end, f.value) for f in scan.findings
                                    if f.field == "_gpu_mention" and isinstance(f.value, dict)],
                           scan.low, notes)
+    if how_many and "nodes" not in fields and "gpus_per_node" in fields \
+            and fields["gpus_per_node"] == fields.get("gpu_count"):
+        # "how many ND H100 v5 VMs": the instance names the node, the count is the question
+        del fields["gpu_count"]
     if not how_many:
         rules.serving_gpus(fields, notes)
     expert_parallel_on(fields, bool(ordered.get("_ep_on")), notes)
