@@ -8,6 +8,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from service.asking.accumulation_tip import accumulation_tip
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
 from service.asking.draft_cost import draft_line
@@ -143,6 +144,8 @@ class Asker:
                 head = head[:-1] + f" ({p.scope.headline})*"
             text = head + "\n" + reply.plain(p.scope.line) + ("\n" + rest if rest else "")
         text += await self._qlora_tip(p, answer)
+        tip = await accumulation_tip(self.answer_fields, p.merged, answer)
+        text += "\n" + reply.plain(tip) if tip else ""
         if p.draft is not None:
             drafted = await draft_line(self.answer_fields, p.draft, p.merged, answer)
             text += "\n" + reply.plain(drafted) if drafted else ""
