@@ -213,7 +213,13 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   deadline if isinstance(deadline, float) else None,
                   scope=_rl_scope(ordered.get("_rl", [None])[0]),
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
-                  launch_asked=launch_asked(scan.low), draft=draft)
+                  launch_asked=launch_asked(scan.low), draft=draft,
+                  observed_gb=_first_number(ordered.get("_observed_gb")))
+
+
+def _first_number(values: list[Any] | None) -> float | None:
+    first = values[0] if values else None
+    return float(first) if isinstance(first, int | float) else None
 
 
 NAME_THE_GPUS = ("Name the GPUs for the largest model that fits, e.g. `biggest model I can lora "

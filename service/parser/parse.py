@@ -25,6 +25,7 @@ from service.parser.knobs import find_knobs
 from service.parser.model_names import find_models
 from service.parser.normalize import clean
 from service.parser.not_covered import find_not_covered
+from service.parser.observed_usage import find_observed_usage
 from service.parser.oom_message import capacity_as_memory
 from service.parser.readings import read_quantities
 from service.parser.recipes import find_recipes
@@ -35,6 +36,7 @@ from service.parser.types import Parsed
 from service.parser.unmodelled import find_unmodelled
 
 _NAMES_AND_SWITCHES = (find_training_args, find_pasted_config, find_recipes, find_unmodelled,
+                       find_observed_usage,
                        find_models, find_knobs,
                        find_scaling, find_dataset_size, find_deadline, find_hardware,
                        find_not_covered)

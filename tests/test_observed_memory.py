@@ -1,0 +1,30 @@
+"""Memory someone saw in use is set beside what the answer expects (held-out set 28: "~73GB
+used per GPU on our vllm deployment ... is it leaking?" had been answered with the model's 19 GB
+first and the reservation in passing)."""
+
+from __future__ import annotations
+
+from ask_support import ask
+
+from service.parser.parse import parse
+
+
+def test_a_vllm_deployment_near_its_reservation_is_not_leaking() -> None:
+    reply = ask("We're seeing ~73GB used per GPU on our 4x H100 vllm deployment of a 34B model "
+                "and ppl are freaking out - is it leaking?").reply
+    assert reply.startswith("73 GB in use per GPU is expected, not a leak: vLLM takes "
+                            "--gpu-memory-utilization (90%) of each GPU's memory at start, "
+                            "76.4 GB (71.2 GiB)")
+    assert "73GB used" not in reply  # read, not "not used"
+
+
+def test_training_memory_seen_is_compared_with_the_estimates_band() -> None:
+    reply = ask("training llama 3 8b full ft on 8 h100 zero 3 seq 4096 uses 60gb per gpu, is "
+                "that normal?").reply
+    assert reply.startswith("60 GB in use is within this estimate's likely range")
+
+
+def test_a_gpus_size_is_not_a_reading() -> None:
+    assert parse("llama 8b on a 24gb card").observed_gb is None
+    assert parse("nvidia-smi shows 76 GB on each h100 serving llama 70b with vllm, why") \
+        .observed_gb == 76.0
