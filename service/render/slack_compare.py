@@ -143,22 +143,20 @@ def _serving_on_the_given_gpus(sides: list[Side]) -> str | None:
         return None
     best = max(sides, key=lambda s: s.room or 0)
     rest = ", ".join(f"{s.room or 0:,}" for s in sides if s is not best)
+    costs = [s.answer.serving_cost.per_hour_usd if s.answer is not None
+             and s.answer.serving_cost is not None else None for s in sides]
+    priced = "; " + ", ".join(f"{s.label} ≈${c:,.2f}/h" for s, c in zip(sides, costs, strict=True)) \
+        if all(c is not None for c in costs) else ""
     counts = {p.gpus for p in planners if p}
     if len(counts) == 1:
         gpus = next(iter(counts)) or 1
         return (f"Each serves it on {counted(gpus, 'GPU')}; *{best.label}* holds the most at "
-                f"once: {best.room or 0:,} sequences, against {rest}")
+                f"once: {best.room or 0:,} sequences, against {rest}{priced}")
     # other counts of other cards ("4x A100 80GB vs 2x H200"): room, speed and price side by side
-    costs = [s.answer.serving_cost.per_hour_usd if s.answer is not None
-             and s.answer.serving_cost is not None else None for s in sides]
     fast = max(sides, key=lambda s: s.bandwidth)
-    line = (f"*{best.label}* holds the most at once: {best.room or 0:,} sequences, against "
+    return (f"*{best.label}* holds the most at once: {best.room or 0:,} sequences, against "
             f"{rest}; *{fast.label}* decodes fastest ({fast.bandwidth:,.0f} GB/s of memory "
-            "bandwidth per GPU)")
-    if all(c is not None for c in costs):
-        line += "; " + ", ".join(f"{s.label} ≈${c:,.2f}/h" for s, c in zip(sides, costs,
-                                                                        strict=True))
-    return line
+            f"bandwidth per GPU){priced}")
 
 
 def _both_fit_on_the_given_gpus(sides: list[Side]) -> str | None:
