@@ -12,6 +12,7 @@ from service.asking.accumulation_tip import accumulation_tip
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
 from service.asking.deadline_fit import deadline_fit
 from service.asking.draft_cost import draft_line
+from service.asking.hourly_cost import hourly_line
 from service.asking.largest_fit import limit_line, serving_context
 from service.asking.largest_model import largest_model
 from service.asking.method_options import cheaper_methods
@@ -147,6 +148,8 @@ class Asker:
         seen = observed_line(p.observed_gb, answer) if p.observed_gb is not None else None
         if seen:  # what the question is about leads
             text = reply.plain(seen) + "\n" + text
+        hourly = hourly_line(p.merged, answer) if p.hourly else None
+        text += "\n" + reply.plain(hourly) if hourly else ""
         text += await self._qlora_tip(p, answer)
         tip = await accumulation_tip(self.answer_fields, p.merged, answer)
         text += "\n" + reply.plain(tip) if tip else ""

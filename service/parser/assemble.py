@@ -214,7 +214,14 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   scope=_rl_scope(ordered.get("_rl", [None])[0]),
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
                   launch_asked=launch_asked(scan.low), draft=draft,
-                  observed_gb=_first_number(ordered.get("_observed_gb")))
+                  observed_gb=_first_number(ordered.get("_observed_gb")),
+                  hourly=bool(_HOURLY.search(scan.low)))
+
+
+# "for how much per hour", "what's the hourly cost": the answer's GPUs priced by the hour
+_HOURLY = re.compile(r"\b(?:how\s+much|cost\w*|price\w*|spend|budget|\$)[^.?!]{0,40}?"
+                     r"(?:per\s+h(?:ou)?r\b|an?\s+hour\b|/\s*h(?:ou)?r?\b|hourly\b)"
+                     r"|\bhourly\s+(?:cost|price|rate|spend)\b")
 
 
 def _first_number(values: list[Any] | None) -> float | None:

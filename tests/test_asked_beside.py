@@ -1,6 +1,7 @@
-"""Memory someone saw in use is set beside what the answer expects (held-out set 28: "~73GB
-used per GPU on our vllm deployment ... is it leaking?" had been answered with the model's 19 GB
-first and the reservation in passing)."""
+"""What a reply sets beside its figures when asked (held-out set 28): memory seen in use, next
+to what the answer expects ("~73GB used per GPU on our vllm deployment ... is it leaking?" had
+been answered with the model's 19 GB first and the reservation in passing), and the hourly price
+of a training layout ("for how much per hour")."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ def test_a_gpus_size_is_not_a_reading() -> None:
     assert parse("llama 8b on a 24gb card").observed_gb is None
     assert parse("nvidia-smi shows 76 GB on each h100 serving llama 70b with vllm, why") \
         .observed_gb == 76.0
+
+
+def test_a_training_budget_question_per_hour_is_priced() -> None:
+    """Held-out set 28: "how many a100 80s and for how much per hour" had no price."""
+    reply = ask("budget check for mgmt: we want to finetune llama 3.1 405b with qlora. how many "
+                "a100 80s and for how much per hour").reply
+    assert "Cost: 8 GPUs x $1.79/h = *$14.32/h* (catalog on-demand price)" in reply
