@@ -29,3 +29,22 @@ def test_the_200k_checkpoint_is_not_warned_about_its_context() -> None:
     reply = ask("yi-34b-200k how much for 200k ctx single request? int8 weights").reply
     assert reply.startswith("*yi-34b-200k needs 87.2 GB per GPU")
     assert "YaRN" not in reply and "trained for 4,096" not in reply
+
+
+def test_metas_405b_fp8_keeps_attention_and_the_end_layers_in_bf16() -> None:
+    """Review 28: Meta's FP8 checkpoint quantizes only the feed-forward linears (not the first
+    and last layers'); vLLM logs 57.75 GiB of weights per GPU at TP=8 (vllm#6746), where
+    every linear in fp8 had given 47.7."""
+    found = ask("serve meta-llama/Llama-3.1-405B-Instruct-FP8 on 8x h100 at 8k, vllm command?")
+    assert found.answer is not None
+    weights = found.answer.per_gpu_bytes.weights / 2**30
+    assert abs(weights / 57.752 - 1) < 0.03
+    assert "vllm serve meta-llama/Llama-3.1-405B-Instruct-FP8 " in found.reply
+    assert "--quantization" not in found.reply.split("```")[1]
+
+
+def test_405b_in_fp8_otherwise_loads_a_checkpoint_with_every_linear_in_fp8() -> None:
+    """The memory of fp8 on every layer linear is that of RedHatAI's checkpoint, which the
+    command then loads (Meta's would not fit the figures)."""
+    reply = ask("serve llama 3.1 405b fp8 on 8x h100, 8k ctx, give me the vllm command").reply
+    assert "vllm serve RedHatAI/Meta-Llama-3.1-405B-Instruct-FP8 " in reply

@@ -16,6 +16,7 @@ CAVEATS_SOURCE = "service/core/model/caveats.py"
 DEQUANTIZE_SOURCE: dict[str, str] = {
     "mxfp4": "transformers Mxfp4Config(dequantize=True)",
     "fp8-block": "transformers FineGrainedFP8Config(dequantize=True)",
+    "fp8-ffn": "transformers FbgemmFp8Config (the checkpoint's fbgemm_fp8 quantization_config)",
 }
 
 

@@ -186,7 +186,13 @@ def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes,
     "auto" casts it, the same 2 bytes)."""
     if req.quantization is not None:
         notes.add(stated("quantization", req.quantization))
-        return check_weight_format(req.quantization)
+        stated_fmt = check_weight_format(req.quantization)
+        native = model.weight_format
+        if stated_fmt != native and stated_fmt == native.split("-")[0]:
+            # "fp8" of a checkpoint already in an fp8 layout (Meta's 405B FP8: fp8-ffn) is it
+            notes.add(derived("quantization", native, f"the checkpoint's own {native} weights"))
+            return native
+        return stated_fmt
     if req.precision is not None:
         fmt = weight_format_of_precision(req.precision)
         notes.add(derived("quantization", fmt, f"weights in the stated precision {req.precision}"))

@@ -17,11 +17,11 @@ from service.core.planning.plan_types import ServingFit
 from service.core.units import counted
 
 # fitcheck quantization / KV dtype -> each server's value (absent: the server cannot load it)
-VLLM_QUANT = {"fp8": "fp8", "fp8-block": "fp8_per_block", "awq": "awq", "gptq": "gptq",
-              "gptq-8bit": "gptq", "int4": "awq", "mxfp4": "mxfp4"}
-SGLANG_QUANT = {"fp8": "fp8", "fp8-block": "fp8", "awq": "awq", "gptq": "gptq",
-                "gptq-8bit": "gptq", "int4": "awq", "int8": "w8a8_int8", "nf4": "bitsandbytes",
-                "mxfp4": "mxfp4", **{f"gguf-{level}": "gguf" for level in (
+VLLM_QUANT = {"fp8": "fp8", "fp8-block": "fp8_per_block", "fp8-ffn": "fbgemm_fp8", "awq": "awq",
+              "gptq": "gptq", "gptq-8bit": "gptq", "int4": "awq", "mxfp4": "mxfp4"}
+SGLANG_QUANT = {"fp8": "fp8", "fp8-block": "fp8", "fp8-ffn": "fbgemm_fp8", "awq": "awq",
+                "gptq": "gptq", "gptq-8bit": "gptq", "int4": "awq", "int8": "w8a8_int8",
+                "nf4": "bitsandbytes", "mxfp4": "mxfp4", **{f"gguf-{level}": "gguf" for level in (
                     "q8_0", "q6_k", "q5_k_m", "q5_0", "q4_k_m", "q4_0", "q3_k_m", "q2_k")}}
 VLLM_KV = {"fp8": "fp8", "bf16": "bfloat16", "fp16": "float16", "int8": "int8_per_token_head",
            "int4": "int4_per_token_head"}

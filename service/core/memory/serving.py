@@ -30,7 +30,11 @@ from service.core.model.formats import (
     check_kv_dtype,
     check_weight_format,
 )
-from service.core.model.linears import expert_weight_params, quantizable_linear_params
+from service.core.model.linears import (
+    expert_weight_params,
+    mlp_linear_shapes,
+    quantizable_linear_params,
+)
 from service.core.model.params import mtp_params, parameter_count
 
 WHOLE_MODEL_FORMATS = ("none", "bf16", "fp16", "fp32")
@@ -60,12 +64,17 @@ def quantized_params(arch: Architecture, quantization: str) -> int:
       modules_to_not_convert``);
     - GPTQ/AWQ/NF4/int8/fp8 and ``fp8-block`` (DeepSeek-V3, Kimi K2 checkpoints): every layer's
       linear weights, experts included; embeddings, LM head, norms, biases, routers and a vision
-      tower stay 16-bit.
+      tower stay 16-bit;
+    - ``fp8-ffn`` (Meta's Llama 3.1 405B FP8; Llama 3 paper sec. 6.2): the feed-forward linears
+      of every layer but the first and the last; attention and those two layers stay bf16.
     """
     if quantization in WHOLE_MODEL_FORMATS or quantization.startswith("gguf"):
         return parameter_count(arch)
     if quantization == "mxfp4":
         return expert_weight_params(arch)
+    if quantization == "fp8-ffn":
+        ffn = sum(i * o for i, o in mlp_linear_shapes(arch, arch.ffn))
+        return max(0, arch.dense_layers - 2) * ffn
     return quantizable_linear_params(arch)
 
 
@@ -83,6 +92,8 @@ def _weights_note(arch: Architecture, quantization: str) -> str:
     note = f"{quantization} weights"
     if quantization == "mxfp4":
         note += " (routed experts at 4.25 bits, the rest bf16)"
+    elif quantization == "fp8-ffn":
+        note += " (feed-forward linears but the first and last layers'; attention and the rest bf16)"
     elif quantization not in WHOLE_MODEL_FORMATS and not quantization.startswith("gguf"):
         note += " (layer linears; embeddings, head, norms and routers 16-bit)"
     if arch.mtp_layers:

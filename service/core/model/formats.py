@@ -6,6 +6,8 @@ Effective bits include the quantization scales and zero points:
 - GGUF: llama.cpp block formats (q8_0: 34 B per 32 weights = 8.5; q4_0: 18 B/32 = 4.5; k-quants
   per ggml-quants.h super-blocks of 256) and the K_M mixes' file sizes for Llama-2-7B;
 - fp8 with 128x128 block scales (DeepSeek-V3's checkpoint): 8 + 32/16384 = 8.002;
+- fp8 row-wise on the feed-forward linears only (``fp8-ffn``, Meta's Llama 3.1 405B FP8:
+  fbgemm_fp8, one fp32 scale per output row of 16,384 or 53,248 inputs): 8.002;
 - MXFP4 (OCP microscaling): 4-bit e2m1 values in blocks of 32 sharing an 8-bit scale: 4.25.
 """
 
@@ -15,7 +17,7 @@ from service.core.errors import InvalidInput
 
 QUANT_BITS: dict[str, float] = {
     "none": 16.0, "bf16": 16.0, "fp16": 16.0, "fp32": 32.0,
-    "fp8": 8.0, "fp8-block": 8.002, "int8": 8.0,
+    "fp8": 8.0, "fp8-block": 8.002, "fp8-ffn": 8.002, "int8": 8.0,
     "int4": 4.156, "gptq": 4.156, "awq": 4.156, "gptq-8bit": 8.156,
     "nf4": 4.127, "mxfp4": 4.25,
     "gguf-q8_0": 8.5, "gguf-q6_k": 6.5625, "gguf-q5_k_m": 5.69, "gguf-q5_0": 5.5,
