@@ -275,3 +275,11 @@ def test_a_serving_comparison_of_gpus_is_won_on_memory_bandwidth() -> None:
     on the same count, the A100's 2.0 TB/s decodes faster, whatever the L40S's TFLOP/s."""
     reply = ask("L40S vs A100 80GB for serving Qwen2.5-7B, 8k, 16 users").reply
     assert "*A100 80GB SXM* decodes faster (2,039 GB/s of memory bandwidth per GPU)" in reply
+
+
+def test_an_engine_over_nodes_is_tensor_parallel_in_each_node() -> None:
+    """Review 28: DeepSeek-V3 in bf16 on H100s had been one engine of TP=1 x PP=24 (its MLA
+    cache, whole on every TP rank, holds more that way), a layout no one runs; vLLM's guide
+    puts TP inside a node and PP across nodes."""
+    reply = ask("serve deepseek v3 in bf16 on h100s, how many").reply
+    assert "on 24x H100 80GB SXM (3 nodes) (TP=8, PP=3)" in reply.splitlines()[0]

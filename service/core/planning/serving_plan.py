@@ -102,8 +102,8 @@ def best_shape(job: Job, gpu: Gpu, gpus: int, per_node: int, budget: ServingBudg
     roomiest = max(misses, key=lambda f: f.max_concurrent) if misses else None
     if fitting:
         # engines inside a node without pipeline stages, where any fits
-        kind = min(_preference(f, per_node)[:2] for f in fitting)
-        fitting = [f for f in fitting if _preference(f, per_node)[:2] == kind]
+        kind = min(_preference(f, per_node)[:3] for f in fitting)
+        fitting = [f for f in fitting if _preference(f, per_node)[:3] == kind]
     if fitting and stated.capacity:  # how many fit: the one an operator would run of those
         fitting = _near_most(fitting)
     if fitting:
@@ -125,13 +125,17 @@ def _near_most(fits: list[ServingFit]) -> list[ServingFit]:
     return [f for f in fits if f.max_concurrent >= NEAR_MOST * most]
 
 
-def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, int]:
-    """Lower is better: an engine inside one node, no pipeline stages, the fewest GPUs per
-    engine (the most replicas). Data-parallel attention with expert parallelism is one engine
-    over all its GPUs: at equal size TP, found first, wins (each token reads the attention and
-    dense weights split tp ways, not whole on one rank)."""
+def _preference(fit: ServingFit, per_node: int) -> tuple[bool, bool, bool, int]:
+    """Lower is better: an engine inside one node, no pipeline stages, an engine over nodes
+    with tensor parallelism over each whole node (vLLM's parallelism guide: TP inside a node,
+    PP across nodes; DeepSeek-V3 in bf16 on 24 H100s had been TP=1 x PP=24 for the KV room its
+    MLA cache keeps that way), the fewest GPUs per engine (the most replicas). Data-parallel
+    attention with expert parallelism is one engine over all its GPUs: at equal size TP, found
+    first, wins (each token reads the attention and dense weights split tp ways, not whole on
+    one rank)."""
     engine = fit.gpus if fit.expert_parallel else fit.tp * fit.pp
-    return engine > per_node, fit.pp > 1, engine
+    thin = engine > per_node and not fit.expert_parallel and fit.tp < per_node
+    return engine > per_node, fit.pp > 1, thin, engine
 
 
 def counts(per_node: int) -> list[int]:
