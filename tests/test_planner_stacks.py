@@ -114,3 +114,15 @@ def test_lora_on_fsdp_gets_no_torchtitan_config() -> None:
     full = compute_answer(EstimateRequest(model="llama-3.1-8b", seq_len=4096, framework="fsdp",
                                           gpu="h100-80gb", gpu_count=8)).answer
     assert "torchtitan" in full.launch
+
+
+def test_megatron_named_without_a_zero_stage_plans_its_distributed_optimizer() -> None:
+    """Set 28: "13B from scratch on 64 h100s ... w/ megatron" had been planned on Megatron-FSDP
+    (ZeRO-2), borderline at 73.6 GB; the expert's pick, TP=2 with sequence parallelism and the
+    distributed optimizer, needs 62.0."""
+    from ask_support import ask
+
+    reply = ask("training a 13B from scratch on 64 h100s (8 nodes, IB), seq 4096. what tp/pp/dp "
+                "would you pick w/ megatron? gbs 1024").reply
+    assert reply.startswith("*Fits on 64x H100 80GB SXM (8 nodes of 8) with ZeRO-1 + TP=2")
+    assert "sequence parallel" in reply.splitlines()[1]

@@ -129,9 +129,17 @@ def model_parallelism(resolved: ResolvedJob, gpu: Gpu | None = None) -> ModelPar
 
 
 def zero_stages(resolved: ResolvedJob) -> tuple[int, ...]:
-    """The ZeRO stages of the stated stack (every stage when no stack is fixed)."""
+    """The ZeRO stages of the stated stack (every stage when no stack is fixed). Megatron-LM
+    named without a ZeRO stage is its distributed optimizer (ZeRO-1, how Megatron-LM runs at
+    scale); its FSDP (ZeRO-2/3, ``--use-megatron-fsdp``) only when a stage says so (review of
+    set 28: a 13B on 64 H100s "w/ megatron" had been planned on Megatron-FSDP, borderline,
+    where TP=2 with sequence parallelism runs with room)."""
     stack = stated_stack(resolved)
-    return stack.zero_stages if stack is not None else ALL_ZERO
+    if stack is None:
+        return ALL_ZERO
+    if stack.id == "megatron" and not resolved.pinned("zero_stage"):
+        return (0, 1)
+    return stack.zero_stages
 
 
 def recomputes(resolved: ResolvedJob) -> tuple[str, ...]:
