@@ -55,3 +55,12 @@ def test_a_stated_count_is_answered_yes_or_no_first() -> None:
     assert enough.reply.startswith("Yes: 4x") and "GPUs 4" in enough.reply
     short = ask("is 2x H100 enough to pretrain a 7B model on 500B tokens in a week?")
     assert short.reply.startswith("No: 2x") and "To finish in 7 days: *" in short.reply
+
+
+def test_hardware_had_for_a_while_is_a_deadline_and_the_share_done_is_said() -> None:
+    """Set 28: "we have one p5.48xlarge for 2 weeks, can we pretrain a 7B on 200B tokens?" had
+    left "2 weeks" unused; the answer is no, what those GPUs get through, and what would."""
+    reply = ask("we have one p5.48xlarge for 2 weeks, can we pretrain a 7B on 200B tokens?").reply
+    assert reply.startswith("No: 8x NVIDIA H100 80GB SXM take 35.4 days; in 14 days they get "
+                            "through ≈79B of the 200B tokens. To finish in 14 days: *24x")
+    assert parse("train llama 8b for 3 days on 8 h100").deadline_hours is None

@@ -81,8 +81,19 @@ async def deadline_fit(answer_for: AnswerFor, merged: dict[str, Any], answer: An
         if in_time:
             also = f"; {fewest} would do too" if count < stated else ""
             return DeadlineFit(answer, f"Yes: {on_stated}{also}.")
-        return DeadlineFit(found, f"No: {on_stated}" + ("" if answer.planner is None
-                                                    or answer.planner.fits
-                                                    else " (and do not fit)")
-                           + f". To finish in {span}: {fewest}.")
+        fits_there = answer.planner is None or answer.planner.fits
+        tokens = merged.get("tokens")
+        partial = (f"; in {span} they get through ≈{_tokens_text(tokens * days / answer.compute.days)}"
+                   f" of the {_tokens_text(tokens)} tokens") \
+            if fits_there and isinstance(tokens, int | float) and answer.compute.days > 0 else ""
+        return DeadlineFit(found, f"No: {on_stated}" + ("" if fits_there else " (and do not fit)")
+                           + f"{partial}. To finish in {span}: {fewest}.")
     return DeadlineFit(found, f"To finish in {span}: {fewest}.")
+
+
+def _tokens_text(tokens: float) -> str:
+    """200e9 -> '200B', 1.2e12 -> '1.2T', 79.1e9 -> '79B'."""
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
+        if tokens >= size:
+            return f"{tokens / size:,.{1 if tokens < 10 * size else 0}f}{unit}"
+    return f"{tokens:,.0f}"

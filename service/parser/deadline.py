@@ -1,6 +1,7 @@
 """A deadline: "in 7 days", "within two weeks", "in under a month", "by 36 hours". The chat
 answers it with the GPU count that finishes the stated training tokens in time
-(``asking/deadline_fit.py``); "for 3 days" or "how many days" are not deadlines."""
+(``asking/deadline_fit.py``); "for 3 days" or "how many days" are not deadlines, unless the
+hardware is had for that long ("we have one p5 for 2 weeks, can we ...?")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ _DEADLINE = re.compile(
     r"\b(?:in|within|under|inside|by|in\s+under|in\s+less\s+than|less\s+than|at\s+most"
     r"|no\s+more\s+than|max(?:imum)?\s+of)\s+"
     rf"(?:(?P<n>\d+(?:\.\d+)?)|(?P<word>{WORD}))\s*(?P<unit>hours?|hrs?|days?|weeks?|wks?|months?)\b")
+# hardware had for a while: "we have one p5.48xlarge for 2 weeks", "reserved 64 h100s for 10 days"
+_HELD_FOR = re.compile(
+    r"\b(?:have|has|got|rent\w*|reserved?|booked?|access\s+to|allocated?)\b(?:[^.?!]|\.(?=\w)){0,60}?"
+    r"(?P<held>\bfor\s+(?:the\s+next\s+|another\s+|just\s+|only\s+)?"
+    rf"(?:(?P<n>\d+(?:\.\d+)?)|(?P<word>{WORD}|a|an|one))\s*(?P<unit>hours?|hrs?|days?|weeks?|wks?|months?)\b)")
 HOURS = {"h": 1, "d": 24, "w": 24 * 7, "m": 24 * 30}  # a month read as 30 days
 
 
@@ -22,13 +28,18 @@ def deadline_hours(text: str) -> float | None:
 
 
 def _hours(m: re.Match[str]) -> float | None:
-    amount = float(m.group("n")) if m.group("n") else count(m.group("word")) or 0
+    word = m.group("word")
+    amount = float(m.group("n")) if m.group("n") else 1 if word in ("a", "an") else count(word) or 0
     return float(amount * HOURS[m.group("unit")[0]]) if amount > 0 else None
 
 
 def find_deadline(scan: Scan) -> None:
     """Add a ``_deadline_hours`` finding (claiming the words: no other field takes them)."""
-    for m in scan.finditer(_DEADLINE, limit=1):
-        hours = _hours(m)
-        if hours is not None:
-            scan.add("_deadline_hours", hours, m.start(), m.end())
+    for pattern in (_DEADLINE, _HELD_FOR):
+        for m in scan.finditer(pattern, limit=1):
+            hours = _hours(m)
+            if hours is not None:
+                # the hardware before "for" is left to the GPU and instance readers
+                start = m.start("held") if pattern is _HELD_FOR else m.start()
+                scan.add("_deadline_hours", hours, start, m.end())
+                return
