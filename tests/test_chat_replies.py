@@ -283,3 +283,11 @@ def test_an_engine_over_nodes_is_tensor_parallel_in_each_node() -> None:
     puts TP inside a node and PP across nodes."""
     reply = ask("serve deepseek v3 in bf16 on h100s, how many").reply
     assert "on 24x H100 80GB SXM (3 nodes) (TP=8, PP=3)" in reply.splitlines()[0]
+
+
+def test_a_split_models_kv_per_token_is_said_for_the_whole_model_too() -> None:
+    """Set 28: the KV per token of Llama 3.1 405B on TP=8 x PP=2 was given per GPU only (32.3 KB);
+    the model's own figure is 2 x 126 layers x 8 KV heads x 128 x 2 B = 516,096 B."""
+    reply = ask("what's the KV cache per token for llama 3.1 405b? serving at 128k on 16x h100 "
+                "(TP8 PP2)").reply
+    assert "(32.3 KB per token; 516.1 KB per token for the whole model)" in reply

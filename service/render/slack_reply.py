@@ -115,6 +115,17 @@ def serving_cost_line(cost: ServingCostEntry) -> str:
             f"({cost.hours_per_month:,.0f} h; {whose})")
 
 
+def _model_kv_per_token(answer: Answer) -> float | None:
+    """The whole model's attention KV bytes per token (the kv_cache formula's own term, before
+    the tensor-parallel share and the pipeline split)."""
+    planner = answer.planner
+    formulas = planner.layout.formulas if planner is not None and planner.layout is not None \
+        else answer.formulas
+    found = next((f.terms.get("kv_bytes_per_token") for f in formulas
+                  if f.component == "kv_cache"), None)
+    return float(found) if isinstance(found, int | float) else None
+
+
 def serving_line(answer: Answer, shown: LayoutEntry | None = None,
                  kv_bytes: int | None = None) -> str | None:
     """KV per sequence and the room for sequences, of the layout the reply shows (``shown``,
@@ -128,8 +139,10 @@ def serving_line(answer: Answer, shown: LayoutEntry | None = None,
     parts = []
     if isinstance(per_seq, int | float) and plan.context:
         size = gb(per_seq) if per_seq >= 0.1 * GB else f"{per_seq / 1e6:,.0f} MB"  # not "0.0 GB"
+        whole = _model_kv_per_token(answer) if plan.tp * plan.pp > 1 else None
+        model = f"; {whole / 1e3:,.1f} KB per token for the whole model" if whole else ""
         parts.append(f"KV cache per sequence per GPU {size} "
-                     f"({per_seq / plan.context / 1e3:,.1f} KB per token)")
+                     f"({per_seq / plan.context / 1e3:,.1f} KB per token{model})")
     room = plan.max_concurrent_sequences
     if room is None and shown is None:
         found = answer.details.get("max_concurrent_sequences")
