@@ -1,7 +1,8 @@
 """Serving features fitcheck does not model, named back to the user ("I did not use: ...")
-rather than dropped: prefix caching and a shared system prompt (the KV cache is counted per
-sequence in full), speculative decoding (a draft model or EAGLE/MTP heads add weights and KV),
-and throughput or latency (fitcheck sizes memory and GPU counts, not speed).
+rather than dropped: prefix caching (said with what it changes) and a shared system prompt
+(the KV cache is counted per sequence in full), speculative decoding (a draft model or EAGLE/MTP
+heads add weights and KV), and throughput or latency (fitcheck sizes memory and GPU counts, not
+speed).
 
 Each claims what it read, so a shared prompt's length is not taken for the context.
 """
@@ -12,9 +13,14 @@ import re
 
 from service.parser.scan import Scan
 
+# prefix caching: said, with what it changes (vLLM V1 and SGLang run it by default)
+_PREFIX = re.compile(r"\b(?:automatic\s+)?prefix[\s\-_]*cach\w*|--enable-prefix-caching\b"
+                     r"|\bradix[\s\-_]*cache\b")
+PREFIX_NOTE = ("prefix caching is on by default in vLLM V1 and SGLang: requests that share a "
+               "prefix share its KV blocks, so more of them fit than sized here, where every "
+               "sequence's KV cache is counted in full")
 _UNMODELLED = re.compile(
-    r"\b(?:automatic\s+)?prefix[\s\-_]*cach\w*|--enable-prefix-caching\b|\bradix[\s\-_]*cache\b"
-    r"|\b(?:shared|common|same)\s+(?:\d[\d,.]*\s*k?\s*(?:-?\s*tokens?\s+)?)?(?:system\s+)?prompts?\b"
+    r"\b(?:shared|common|same)\s+(?:\d[\d,.]*\s*k?\s*(?:-?\s*tokens?\s+)?)?(?:system\s+)?prompts?\b"
     r"|\bspec(?:ulative)?[\s\-_]*decod\w*|\beagle[\s\-]?[23]?\b|\bmedusa\b|\bdraft[\s\-_]*models?\b")
 # serving speed; a training run's speed is its time estimate
 _SERVING_SPEED = re.compile(
@@ -25,6 +31,8 @@ _TRAINING = re.compile(r"\b(?:train\w*|pre[\s\-]?train\w*|fine[\s\-]?tun\w*|fine
 
 
 def find_unmodelled(scan: Scan) -> None:
+    for m in scan.finditer(_PREFIX, limit=1):
+        scan.add("_prefix_caching", True, m.start(), m.end(), PREFIX_NOTE)
     patterns = [_UNMODELLED] + ([] if _TRAINING.search(scan.low) else [_SERVING_SPEED])
     for pattern in patterns:
         for m in scan.finditer(pattern):
