@@ -9,6 +9,7 @@ from typing import Any
 
 from service.core.hardware.gpus import find_gpu
 from service.core.report.answer_types import Answer
+from service.core.report.build_answer import HOURS_PER_MONTH
 
 
 def hourly_line(merged: dict[str, Any], answer: Answer) -> str | None:
@@ -23,5 +24,6 @@ def hourly_line(merged: dict[str, Any], answer: Answer) -> str | None:
     if price is None:
         return None
     where = "as stated" if isinstance(stated, int | float) else "catalog on-demand price"
-    return (f"Cost: {gpus} GPUs x ${price:,.2f}/h = *${gpus * price:,.2f}/h* ({where}); "
-            "the run's total needs its length: say the tokens or epochs")
+    return (f"Cost: {gpus} GPUs x ${price:,.2f}/h = *${gpus * price:,.2f}/h* ({where}), "
+            f"≈${gpus * price * HOURS_PER_MONTH:,.0f} a month ({HOURS_PER_MONTH:g} h) if they are "
+            "kept; the run's total needs its length: say the tokens or epochs")

@@ -189,6 +189,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
         return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True,
                       cloud=cloud_named(scan.low))
+    if prev and not understood and (launch_asked(scan.low) is not None or _HOURLY.search(scan.low)):
+        # "can you give me the accelerate yaml for that", "and the cost per month?": the thread's
+        # question again, with what is asked of it
+        return Parsed(str(prev.get("task") or task), {}, prev, ignored=said,
+                      launch_asked=launch_asked(scan.low), hourly=bool(_HOURLY.search(scan.low)))
     if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -218,10 +223,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   hourly=bool(_HOURLY.search(scan.low)))
 
 
-# "for how much per hour", "what's the hourly cost": the answer's GPUs priced by the hour
+# "for how much per hour", "and the cost per month?": the answer's GPUs priced by the hour
 _HOURLY = re.compile(r"\b(?:how\s+much|cost\w*|price\w*|spend|budget|\$)[^.?!]{0,40}?"
-                     r"(?:per\s+h(?:ou)?r\b|an?\s+hour\b|/\s*h(?:ou)?r?\b|hourly\b)"
-                     r"|\bhourly\s+(?:cost|price|rate|spend)\b")
+                     r"(?:per\s+h(?:ou)?r\b|an?\s+hour\b|/\s*h(?:ou)?r?\b|hourly\b"
+                     r"|per\s+month\b|an?\s+month\b|/\s*mo(?:nth)?\b|monthly\b)"
+                     r"|\b(?:hourly|monthly)\s+(?:cost|price|rate|spend|bill)\b")
 
 
 def _first_number(values: list[Any] | None) -> float | None:
@@ -348,7 +354,7 @@ _CHEAPER = re.compile(r"\b(?:cheaper|cheapest|less\s+expensive|lower\s+cost|othe
 _WHICH_GPU = re.compile(
     r"\b(?:cheapest|least\s+expensive|cheapest\s+way)\b"
     r"|\b(?:smallest|cheapest|minimum|min|lowest[\s\-]end)\s+(?:gpu|card|instance|machine|hardware)\b"
-    r"|\b(?:which|what)\s+(?:gpus?|cards?|hardware)\s+(?:can|could|would|should|will|do\s+(?:i|we)\s+need|"
+    r"|\b(?:which|what)\s+(?:gpus?|cards?|hardware|hw|machines?|boxes)\s+(?:can|could|would|should|will|do\s+(?:i|we)\s+need|"
     r"to\s+(?:use|rent|buy|pick)|for)\b|\bbest\s+(?:gpu|card)\s+(?:for|to)\b"
     r"|\b(?:which|what)\s+(?:(?:aws|gcp|azure|ec2|cloud)\s+)?(?:instances?|instance\s+types?|vms?|"
     r"machine\s+types?)(?:\s+(?:on|in|at)\s+(?:aws|gcp|azure|ec2|the\s+cloud))?\s*(?:\?|$|for|to|should|would|do|can)")

@@ -112,7 +112,8 @@ _PHRASES: tuple[tuple[str, str, str], ...] = (
     """),
     ("gpu_count", "B", """
         gpus, gpu, cards, card, devices, accelerators, ranks, of them, of those, of these, of em,
-        gpus total, gpus in total, total gpus, of the gpus, more gpus, x gpus, processes
+        gpus total, gpus in total, total gpus, of the gpus, more gpus, x gpus, processes,
+        way box, way node, way server, way machine, gpu box, gpu node, gpu server, gpu machine
     """),
     ("gpu_count", "A", """
         num gpus, n gpus, gpu count, world size, num processes, ngpus, num devices, number of gpus,

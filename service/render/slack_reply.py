@@ -226,7 +226,8 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
     lines = [f"*{_verdict(answer)}*"]
     if answer.compute is not None:
         lines.insert(0 if time_first else 1, time_line(answer.compute, _count_stated(answer),
-                                                         answer.fits is not False))
+                                                         answer.fits is not False,
+                                                         answer.gpu is not None))
     planner = answer.planner
     # on the given GPUs where the stated layout does not fit (serving: where the planner splits
     # them otherwise), the verdict (and its band) is the planner's layout there: the one that

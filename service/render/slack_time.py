@@ -17,10 +17,13 @@ def _duration(days: float) -> str:
 MONTH_DAYS = 30
 
 
-def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> str:
+def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True,
+              planned: bool = True) -> str:
     """'*4.8 days* · *≈$73,000* on 256 GPUs · 29,500 GPU-hours · 4.2e+22 FLOPs'. With no count
     stated the GPU-hours lead: the count is then only the fewest that hold the job, and its days
-    (11,981 on 2 H100s for a 15T-token 8B) say nothing a budget needs."""
+    (11,981 on 2 H100s for a 15T-token 8B) say nothing a budget needs. ``planned``: the count
+    is the planner's (a GPU type was named); else it is the request's one GPU, which need not
+    hold the job."""
     cost = f" · *≈${c.cost_usd:,.0f}*" if c.cost_usd is not None else ""
     plural = "s" if c.gpus != 1 else ""
     took = _duration(c.days)
@@ -37,8 +40,9 @@ def time_line(c: ComputeEntry, count_stated: bool = True, fits: bool = True) -> 
         if c.days_range:
             low_h, high_h = (c.gpu_hours * d / c.days for d in c.days_range)
             hours += f" ({mfu_range(f'{low_h:,.0f}', f'{high_h:,.0f}')})"
-        line = (f"*{hours}*{cost} · {c.total_flops:.2g} FLOPs · no GPU count "
-                f"given: {took} on the {c.gpus:,} GPU{plural} that hold it")
+        on = f"the {c.gpus:,} GPU{plural} that hold it" if planned else \
+            f"{c.gpus:,} GPU{plural} (name a GPU for the count that holds it)"
+        line = f"*{hours}*{cost} · {c.total_flops:.2g} FLOPs · no GPU count given: {took} on {on}"
         if c.days > MONTH_DAYS:
             month = -(-c.gpu_hours // (MONTH_DAYS * 24))
             line += (f", {MONTH_DAYS} days on about {month:,.0f} (time scales as 1/GPUs at the "
