@@ -76,8 +76,23 @@ def merge(previous: dict[str, Any], new: dict[str, Any], how_many: bool) -> dict
         for k in LORA_ONLY:
             if k not in new:
                 merged.pop(k, None)
+    if method in ("lora", "qlora") and previous.get("finetune_method", "full") == "full":
+        # sharding and offload chosen for full fine-tuning's states are not an adapter's: "and
+        # qlora on one gpu?" after "zero-3 + cpu offload" had kept both (and their slowdown)
+        for k in FULL_STATE_KNOBS:
+            if k not in new:
+                merged.pop(k, None)
+    if new.get("gpu_count") == 1 and "nodes" not in new:
+        for k in MULTI_GPU_KNOBS:  # one GPU: no model or data parallelism to keep
+            if k not in new:
+                merged.pop(k, None)
     merged.update(new)
     return merged
+
+
+FULL_STATE_KNOBS = ("zero_stage", "offload", "framework")
+MULTI_GPU_KNOBS = ("tp", "pp", "cp", "ep", "zero_stage", "shard_group", "sequence_parallel",
+                   "gpus_per_node")
 
 
 RESTATED = 0.1  # "phi-4 (14b)": a size within 10% of a model's published count (14.7B) names it
