@@ -5,6 +5,7 @@ of a training layout ("for how much per hour")."""
 
 from __future__ import annotations
 
+import pytest
 from ask_support import ask
 
 from service.parser.parse import parse
@@ -25,8 +26,25 @@ def test_training_memory_seen_is_compared_with_the_estimates_band() -> None:
     assert reply.startswith("60 GB in use is within this estimate's likely range")
 
 
-def test_a_gpus_size_is_not_a_reading() -> None:
-    assert parse("llama 8b on a 24gb card").observed_gb is None
+def test_a_run_as_written_that_cannot_fit_explains_the_oom() -> None:
+    reply = ask("full finetune llama 3 8b on 8 h100 with ddp (zero 0), seq 4096, nvidia-smi shows "
+                "79gb used then OOM, why?").reply
+    assert reply.startswith("79 GB in use, then out of memory, is what the run as written does: "
+                            "it needs 168.8 GB per GPU")
+
+
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("llama 8b on a 24gb card", "rtx4090-24gb"),
+    ("why does llama 8b OOM when using 40gb a100s?", "a100-40gb"),
+    ("what is the expected memory for llama 3 8b lora using 24gb cards", "rtx4090-24gb"),
+    ("llama 70b takes 140gb in bf16, why cant I serve it on 2 h100?", "h100-80gb"),
+])
+def test_a_gpus_size_or_a_models_is_not_a_reading(text: str, gpu: str) -> None:
+    parsed = parse(text)
+    assert parsed.observed_gb is None and parsed.merged.get("gpu") == gpu
+
+
+def test_a_reading_is_read() -> None:
     assert parse("nvidia-smi shows 76 GB on each h100 serving llama 70b with vllm, why") \
         .observed_gb == 76.0
 

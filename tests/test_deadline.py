@@ -62,5 +62,14 @@ def test_hardware_had_for_a_while_is_a_deadline_and_the_share_done_is_said() -> 
     left "2 weeks" unused; the answer is no, what those GPUs get through, and what would."""
     reply = ask("we have one p5.48xlarge for 2 weeks, can we pretrain a 7B on 200B tokens?").reply
     assert reply.startswith("No: 8x NVIDIA H100 80GB SXM take 35.4 days; in 14 days they get "
-                            "through ≈79B of the 200B tokens. To finish in 14 days: *24x")
+                            "through ≈79.1B of the 200B tokens. To finish in 14 days: *24x")
     assert parse("train llama 8b for 3 days on 8 h100").deadline_hours is None
+
+
+@pytest.mark.parametrize("text", [
+    "our llama 3 8b full finetune on 8 h100 has been running for 2 days and now OOMs at step "
+    "4000, why?",
+    "I got OOM after training llama 8b for 3 hours on 8 a100 80gb with zero 2",
+])
+def test_a_runs_age_is_not_a_deadline(text: str) -> None:
+    assert parse(text).deadline_hours is None

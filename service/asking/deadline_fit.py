@@ -13,6 +13,7 @@ from typing import Any
 
 from service.core.hardware.gpus import find_gpu
 from service.core.report.answer_types import Answer
+from service.render.assumption_text import human_tokens
 
 AnswerFor = Callable[[dict[str, Any]], Awaitable[Answer]]
 DEFAULT_GPU = "h100-80gb"  # as for "how many GPUs" without a GPU type
@@ -37,7 +38,8 @@ async def deadline_fit(answer_for: AnswerFor, merged: dict[str, Any], answer: An
                        hours: float) -> DeadlineFit:
     """``answer_for``: answers changed fields; ``answer``: the answer as asked."""
     days = hours / 24
-    span = f"{days:g} day{'' if days == 1 else 's'}"
+    span = f"{days:g} day{'' if days == 1 else 's'}" if days >= 1 else \
+        f"{hours:g} hour{'' if hours == 1 else 's'}"
     if answer.task == "infer":
         return DeadlineFit(None, "")
     if answer.compute is None:
@@ -83,17 +85,10 @@ async def deadline_fit(answer_for: AnswerFor, merged: dict[str, Any], answer: An
             return DeadlineFit(answer, f"Yes: {on_stated}{also}.")
         fits_there = answer.planner is None or answer.planner.fits
         tokens = merged.get("tokens")
-        partial = (f"; in {span} they get through ≈{_tokens_text(tokens * days / answer.compute.days)}"
-                   f" of the {_tokens_text(tokens)} tokens") \
-            if fits_there and isinstance(tokens, int | float) and answer.compute.days > 0 else ""
+        partial = ""
+        if fits_there and isinstance(tokens, int | float) and answer.compute.days > 0:
+            done = human_tokens(tokens * days / answer.compute.days).removesuffix(" tokens")
+            partial = f"; in {span} they get through ≈{done} of the {human_tokens(tokens)}"
         return DeadlineFit(found, f"No: {on_stated}" + ("" if fits_there else " (and do not fit)")
                            + f"{partial}. To finish in {span}: {fewest}.")
     return DeadlineFit(found, f"To finish in {span}: {fewest}.")
-
-
-def _tokens_text(tokens: float) -> str:
-    """200e9 -> '200B', 1.2e12 -> '1.2T', 79.1e9 -> '79B'."""
-    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
-        if tokens >= size:
-            return f"{tokens / size:,.{1 if tokens < 10 * size else 0}f}{unit}"
-    return f"{tokens:,.0f}"

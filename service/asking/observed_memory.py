@@ -15,7 +15,10 @@ from service.core.report.answer_types import Answer
 from service.core.units import gb, gib
 
 PREALLOCATING = {"vllm": "vLLM", "sglang": "SGLang"}
-CLOSE = 0.08  # a reading within 8% of the reservation, in GB or GiB (nvidia-smi shows MiB)
+# nvidia-smi shows MiB and people say "GB" of either: a reading within the GB/GiB gap (7.4%) of
+# a figure, in either unit, is that figure
+CLOSE = 2**30 / 1e9 - 1
+UNITS = (1e9, 2**30)
 
 
 def observed_line(observed_gb: float, answer: Answer) -> str | None:
@@ -30,21 +33,31 @@ def observed_line(observed_gb: float, answer: Answer) -> str | None:
         what = (f"{engine} takes {flag} ({share:.0%}) of each GPU's memory at start, "
                 f"{gb(round(reserved))} ({gib(round(reserved))}), and fills what the weights leave "
                 "with KV cache blocks, however many requests are running")
-        if any(abs(observed_gb * unit / reserved - 1) <= CLOSE for unit in (1e9, 2**30)):
+        if any(abs(observed_gb * unit / reserved - 1) <= CLOSE for unit in UNITS):
             return f"{seen} in use per GPU is expected, not a leak: {what}."
         if observed_gb * 1e9 > reserved * (1 + CLOSE):
             return (f"{seen} is more than {engine}'s reservation: {what}; more than that is "
                     "another process on the GPU or a larger share than the default.")
         return f"{seen} is less than {engine}'s default reservation: {what}."
     band = answer.error_band
-    low, high = band.low_bytes / 1e9, band.high_bytes / 1e9
-    if low <= observed_gb <= high * (1 + CLOSE):
-        return (f"{seen} in use is within this estimate's likely range ({low:,.1f}-{high:,.1f} GB "
-                "per GPU): PyTorch's allocator keeps what it reserved at the peak, and nvidia-smi "
-                "shows that plus the CUDA context.")
-    if observed_gb > high:
-        return (f"{seen} in use is above this estimate's likely range ({low:,.1f}-{high:,.1f} GB "
-                "per GPU): check the settings below against the run's (micro-batch, sequence "
-                "length, recompute, sharding), or a second process on the GPU.")
-    return (f"{seen} in use is below this estimate's likely range ({low:,.1f}-{high:,.1f} GB "
-            "per GPU): the run's settings are leaner than those assumed below.")
+    # the run the user described: the request's own layout where the planner's leads the answer
+    own = answer.as_stated.per_gpu_bytes.total if answer.as_stated is not None \
+        else answer.per_gpu_bytes.total
+    scale = own / answer.per_gpu_bytes.total if answer.per_gpu_bytes.total else 1.0
+    low, high = band.low_bytes * scale, band.high_bytes * scale
+    seen_bytes = [observed_gb * unit for unit in UNITS]
+    span = f"({low / 1e9:,.1f}-{high / 1e9:,.1f} GB per GPU{' as written' if scale != 1.0 else ''})"
+    if any(low * (1 - CLOSE) <= b <= high * (1 + CLOSE) for b in seen_bytes):
+        return (f"{seen} in use is within this estimate's likely range {span}: PyTorch's "
+                "allocator keeps what it reserved at the peak, and nvidia-smi shows that plus the "
+                "CUDA context.")
+    if min(seen_bytes) > high:
+        return (f"{seen} in use is above this estimate's likely range {span}: check the settings "
+                "below against the run's (micro-batch, sequence length, recompute, sharding), or "
+                "a second process on the GPU.")
+    if own > (answer.gpu_usable_bytes or own + 1):  # the run as written cannot fit: an OOM
+        return (f"{seen} in use, then out of memory, is what the run as written does: it needs "
+                f"{own / 1e9:,.1f} GB per GPU {span}, more than the GPU holds; the layout below "
+                "fits.")
+    return (f"{seen} in use is below this estimate's likely range {span}: the run's settings "
+            "are leaner than those assumed below.")

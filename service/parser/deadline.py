@@ -19,6 +19,11 @@ _HELD_FOR = re.compile(
     r"\b(?:have|has|got|rent\w*|reserved?|booked?|access\s+to|allocated?)\b(?:[^.?!]|\.(?=\w)){0,60}?"
     r"(?P<held>\bfor\s+(?:the\s+next\s+|another\s+|just\s+|only\s+)?"
     rf"(?:(?P<n>\d+(?:\.\d+)?)|(?P<word>{WORD}|a|an|one))\s*(?P<unit>hours?|hrs?|days?|weeks?|wks?|months?)\b)")
+# what the hardware had for a while must be: GPUs, a node or an instance ("has been running for 2
+# days" is a run's age, not a deadline)
+_HARDWARE = re.compile(r"\b(?:gpus?|cards?|nodes?|box(?:es)?|instances?|machines?|servers?|dgx|"
+                       r"[abhl]\d{2,3}s?|mi\d{3}x?|p[45]\w*\.\d*x?large|[a-z]\d[\w-]*-\d+g)\b")
+_RUN_AGE = re.compile(r"\b(?:running|run|trained|training|been)\b")
 HOURS = {"h": 1, "d": 24, "w": 24 * 7, "m": 24 * 30}  # a month read as 30 days
 
 
@@ -38,6 +43,9 @@ def find_deadline(scan: Scan) -> None:
     for pattern in (_DEADLINE, _HELD_FOR):
         for m in scan.finditer(pattern, limit=1):
             hours = _hours(m)
+            gap = scan.low[m.start():m.start("held")] if pattern is _HELD_FOR else ""
+            if pattern is _HELD_FOR and (not _HARDWARE.search(gap) or _RUN_AGE.search(gap)):
+                continue
             if hours is not None:
                 # the hardware before "for" is left to the GPU and instance readers
                 start = m.start("held") if pattern is _HELD_FOR else m.start()

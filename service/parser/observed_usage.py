@@ -9,11 +9,17 @@ import re
 from service.parser.scan import Scan
 
 _AMOUNT = r"~?\s*(?P<{name}>\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b"
+# an amount that names hardware or a size is not a reading: "using 40gb a100s", "24gb cards",
+# "takes 140gb in bf16"
+_NOT_A_READING = (r"(?!\s*(?:cards?|gpus?|devices?|[a-z]+\d{2,}|rtx|in\s+(?:bf16|fp16|fp8|int\d)"
+                  r"|of\s+(?:weights|vram\s+cards?)))")
 _OBSERVED = re.compile(
     _AMOUNT.format(name="after") + r"(?:\s+(?:of\s+(?:vram|memory|gpu\s+memory)\s+)?"
     r"(?:used|in\s+use|allocated|reserved|taken|occupied))"
-    r"|\b(?:using|uses|shows?|showing|eating|eats|takes|taking|sitting\s+at)\s+"
-    + _AMOUNT.format(name="before"))
+    r"|\b(?:shows?|showing|eating|eats|sitting\s+at|uses|using|hitting|at)\s+"
+    + _AMOUNT.format(name="before") + _NOT_A_READING
+    + r"(?=[^.?!]{0,40}?(?:\bper\s+gpu|\bon\s+each|\beach\s+gpu|\bused\b|\bin\s+use\b"
+    r"|nvidia[\s\-]?smi|\bleak|\bnormal\b|\bexpected\b|\?))")
 _CONTEXT = re.compile(r"\bleak\w*|nvidia[\s\-]?smi|\bused\b|\bin\s+use\b|\bfreaking|\bwhy\b"
                       r"|\bnormal\b|\bexpected\b")
 
