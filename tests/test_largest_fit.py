@@ -69,3 +69,10 @@ def test_no_context_fits_when_the_weights_leave_no_kv_budget() -> None:
     reply = ask("max context for llama 3.1 405b on one h100?").reply
     assert "Longest context that fits: none of at least 1,024 tokens for one sequence (the " \
         "weights and the overhead leave no KV budget on these GPUs)." in reply
+
+
+def test_a_sliding_window_models_longest_context_is_searched_up_not_only_down() -> None:
+    """Review: Gemma 3 27B on one H100 had been answered 38,912 tokens from the 4k answer's KV
+    per token, though its window layers hold a fixed window and the whole 131,072 fits."""
+    reply = ask("what's the max context I can serve gemma 3 27b at on one h100?").reply
+    assert reply.startswith("*Serves gemma-3-27b at 131,072 tokens x 1 sequence")

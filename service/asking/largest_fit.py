@@ -72,10 +72,11 @@ class ServingContext:
 
 async def serving_context(answer_for: AnswerFor, merged: dict[str, Any],
                           answer: Answer) -> ServingContext | None:
-    """The longest context the KV budget holds for the stated sequences, in whole
-    ``CONTEXT_STEP``s, answered at that context: KV grows linearly with context, while the
-    budget can shrink as the context grows (the profile's activations), so each try's own
-    budget sets the next, down to a context that fits. A model's trained context caps it."""
+    """The longest context that holds the stated sequences, in whole ``CONTEXT_STEP``s up to the
+    model's trained context, answered at that context. Found by bisection on real answers: the
+    KV per token is not one figure (a sliding-window layer holds its window and a prefill chunk
+    whatever the context, and the profile's activations grow with it), so the 4k answer's
+    budget only seeds the search."""
     sequences = int(merged.get("concurrent") or merged.get("batch") or 1)
     room = _kv_tokens(answer, sequences)
     if room is None:
@@ -83,22 +84,35 @@ async def serving_context(answer_for: AnswerFor, merged: dict[str, Any],
     who = "one sequence" if sequences == 1 else f"each of {sequences:,} sequences"
     preset = lookup_preset(answer.model)
     trained = preset.max_context if preset is not None else None
-    found: Answer | None = None
-    context = trained if trained and room >= trained else room // CONTEXT_STEP * CONTEXT_STEP
-    for _ in range(MAX_TRIES):
-        if context < CONTEXT_STEP:
-            break
-        try:
-            trial = await answer_for({**merged, "seq_len": context})
-        except Refused:
-            break
-        if _serves(trial):
-            found = trial
-            break
-        shorter = _kv_tokens(trial, sequences)
-        if shorter is None or shorter >= context:
-            break
-        context = shorter // CONTEXT_STEP * CONTEXT_STEP
+    # unknown trained context: up to twice the linear estimate (windows can only add room)
+    top = trained or max(CONTEXT_STEP, 2 * room // CONTEXT_STEP * CONTEXT_STEP)
+    tried: dict[int, Answer | None] = {}
+
+    async def serves(context: int) -> Answer | None:
+        if context not in tried:
+            try:
+                trial: Answer | None = await answer_for({**merged, "seq_len": context})
+            except Refused:
+                trial = None
+            tried[context] = trial if trial is not None and _serves(trial) else None
+        return tried[context]
+
+    context = top if await serves(top) else 0
+    if not context:  # bisection over whole steps below the top: low serves, high does not
+        low, high = 0, (top - 1) // CONTEXT_STEP + 1
+        guess = min(high - 1, room // CONTEXT_STEP)
+        if guess >= 1 and await serves(guess * CONTEXT_STEP):
+            low = guess
+        elif guess >= 1:
+            high = guess
+        while high - low > 1:
+            mid = (low + high) // 2
+            if await serves(mid * CONTEXT_STEP):
+                low = mid
+            else:
+                high = mid
+        context = low * CONTEXT_STEP
+    found = tried.get(context) if context else None
     if found is None:
         why = _basis(answer) if answer.details["kv_budget_bytes"] > 0 else \
             "the weights and the overhead leave no KV budget on these GPUs"
@@ -106,17 +120,12 @@ async def serving_context(answer_for: AnswerFor, merged: dict[str, Any],
                               f"tokens for {who} ({why}).", None, None)
     if trained and context >= trained:
         line = (f"Longest context: the model's whole trained context, *{trained:,} tokens*, fits "
-                f"for {who} (its config's max_position_embeddings; the {_basis(found)} would "
-                f"hold ≈{_kv_tokens(found, sequences) or 0:,}).")
+                f"for {who} (its config's max_position_embeddings).")
     else:
         line = (f"Longest context that fits: *{context:,} tokens* for {who}, in whole "
-                f"{CONTEXT_STEP:,}-token steps (≈{_kv_tokens(found, sequences) or 0:,} by the "
-                f"{_basis(found)}).")
+                f"{CONTEXT_STEP:,}-token steps; {context + CONTEXT_STEP:,} does not.")
     found = _mark_found(found, context)
     return ServingContext(line, found, {**merged, "seq_len": context})
-
-
-MAX_TRIES = 4  # each shorter try is sized by the previous one's budget: two settle it in practice
 
 
 def _basis(answer: Answer) -> str:
