@@ -13,6 +13,7 @@ from service.parser.dataset_size import examples_as_tokens
 from service.parser.draft_model import DRAFT_WORDS, split_draft
 from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
+from service.parser.extra_asks import launch_asked, price_asked
 from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
@@ -189,11 +190,11 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
         return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True,
                       cloud=cloud_named(scan.low))
-    if prev and not understood and (launch_asked(scan.low) is not None or _HOURLY.search(scan.low)):
+    if prev and not understood and (launch_asked(scan.low) is not None or price_asked(scan.low)):
         # "can you give me the accelerate yaml for that", "and the cost per month?": the thread's
         # question again, with what is asked of it
         return Parsed(str(prev.get("task") or task), {}, prev, ignored=said,
-                      launch_asked=launch_asked(scan.low), hourly=bool(_HOURLY.search(scan.low)))
+                      launch_asked=launch_asked(scan.low), hourly=bool(price_asked(scan.low)))
     if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -220,14 +221,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
                   launch_asked=launch_asked(scan.low), draft=draft,
                   observed_gb=_first_number(ordered.get("_observed_gb")),
-                  hourly=bool(_HOURLY.search(scan.low)))
-
-
-# "for how much per hour", "and the cost per month?": the answer's GPUs priced by the hour
-_HOURLY = re.compile(r"\b(?:how\s+much|cost\w*|price\w*|spend|budget|\$)[^.?!]{0,40}?"
-                     r"(?:per\s+h(?:ou)?r\b|an?\s+hour\b|/\s*h(?:ou)?r?\b|hourly\b"
-                     r"|per\s+month\b|an?\s+month\b|/\s*mo(?:nth)?\b|monthly\b)"
-                     r"|\b(?:hourly|monthly)\s+(?:cost|price|rate|spend|bill)\b")
+                  hourly=bool(price_asked(scan.low)))
 
 
 def _first_number(values: list[Any] | None) -> float | None:
@@ -273,37 +267,6 @@ def _second_values(ordered: dict[str, list[Any]], compare_field: str | None) -> 
 
 def _also(text: str, ignored: tuple[str, ...]) -> str:
     return f"{text} (I didn't use: {', '.join(ignored)}.)" if ignored else text
-
-
-# "and the vllm command?", "deepspeed config pls", "need a deepspeed zero3 json", "torchrun cmd
-# for 2 nodes ...", "how do I launch it": the config's text (asked for, not a pasted "ds_config":
-# a request word before it, the message opening with it, or a "?"/"pls" after it)
-_TOOL_NAMES = r"(?:vllm|sglang|deepspeed|ds|megatron|torchtitan|accelerate|torchrun)"
-_NOUN = (r"(?:command|cmd|config(?:uration)?|json|yaml|launch\s+(?:line|script)|"
-         r"(?P<file>ds_config|accelerate_config)(?:\.(?:json|yaml))?)")
-# the tool, and up to two words between it and the noun ("deepspeed zero3 json", "vllm serve
-# command", "accelerate fsdp config")
-_TOOLED = r"(?:(?P<tool>" + _TOOL_NAMES + r")\s+(?:[\w.-]+\s+){0,2}?)?"
-_REQUEST = (r"(?:and|give\s+me|show(?:\s+me)?|what(?:'s|\s+is|\s+would\s+be)|send|post|need|"
-            r"want|get|write|paste|share|generate|make|print|drop)")
-_LAUNCH_ASK = re.compile(
-    r"\b" + _REQUEST + r"\s+(?:me\s+)?(?:the\s+|a\s+|an\s+)?(?:matching\s+|full\s+)?"
-    + _TOOLED + _NOUN + r"(?![\w.])"
-    r"|^\W*" + _TOOLED.replace("P<tool>", "P<tool2>") + _NOUN.replace("P<file>", "P<file2>")
-    + r"\s+(?:for|to|that|with|pls|please)\b"
-    r"|\b" + _TOOLED.replace("P<tool>", "P<tool3>") + _NOUN.replace("P<file>", "P<file3>")
-    + r"\s*(?:\?|pls\b|please\b)"
-    r"|\bhow\s+(?:do|would|should)\s+(?:i|we)\s+(?:launch|start|run)\s+(?:it|this|that)\b")
-_TOOL = {"ds": "deepspeed", "ds_config": "deepspeed", "accelerate_config": "accelerate"}
-
-
-def launch_asked(low: str) -> str | None:
-    m = _LAUNCH_ASK.search(low)
-    if m is None:
-        return None
-    found = [m.group(g) for g in ("tool", "tool2", "tool3", "file", "file2", "file3")]
-    tool = next((t for t in found if t), "")
-    return _TOOL.get(tool, tool)
 
 
 # "thanks!", "ty", "perfect, thanks": the end of a thread, not a question

@@ -11,8 +11,11 @@ from typing import Any
 from service.parser.scan import Scan
 
 _DRAFT = re.compile(r"\bdraft(?:[\s\-_]*model)?\b")
-DRAFT_WORDS = re.compile(r"spec|draft")  # the unread readings the draft's answer covers
-NEAR = 24  # characters between a model's name and "draft" for the name to be the draft's
+# the unread readings the draft's answer covers ("speculative decoding", "draft model")
+DRAFT_WORDS = re.compile(r"\bspec(?:ulative)?[\s\-_]*decod|\bdraft\b")
+# characters between a model's name and "draft" for the name to be the draft's: a few words,
+# as in "llama 3.2 1b as the draft", not a name at the other end of a sentence
+NEAR = 24
 
 
 def split_draft(scan: Scan, ordered: dict[str, list[Any]]) -> str | None:
@@ -23,8 +26,12 @@ def split_draft(scan: Scan, ordered: dict[str, list[Any]]) -> str | None:
         return None
     named = [f for f in scan.findings if f.field == "model" and f.value in models]
     for m in _DRAFT.finditer(scan.low):
-        gaps = [(max(f.start - m.end(), m.start() - f.end, 0), f.value) for f in named]
-        gap, draft = min(gaps, key=lambda g: g[0], default=(NEAR + 1, None))
+        # "draft: llama 3.2 1b" names the model after it; otherwise, at an equal distance,
+        # the one before ("llama 3.2 1b draft for llama 3.1 70b")
+        labels = bool(re.match(r"\s*[:=]", scan.low[m.end():]))
+        gaps = [(max(f.start - m.end(), m.start() - f.end, 0),
+                 (f.start < m.end()) if labels else (f.start >= m.end()), f.value) for f in named]
+        gap, _, draft = min(gaps, key=lambda g: (g[0], g[1]), default=(NEAR + 1, False, None))
         if draft is not None and gap <= NEAR:
             ordered["model"] = [v for v in models if v != draft]
             return str(draft)

@@ -25,7 +25,7 @@ def engine_context(low: str, merged: dict[str, Any], notes: list[str]) -> int | 
     preset = lookup_preset(str(merged.get("model", "")))
     if preset is None or not preset.max_context:
         return None
-    engine = "SGLang" if "sglang" in low else "vLLM"
+    engine = "SGLang" if merged.get("framework") == "sglang" else "vLLM"
     notes.append(f"no context length in the command: {engine} serves the model's own, "
                  f"{preset.max_context:,} tokens (its config's max_position_embeddings)")
     return preset.max_context

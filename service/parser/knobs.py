@@ -39,6 +39,8 @@ _FLASH = r"(?:flash[\s\-_]*(?:attn|attention)(?:[\s\-_]*v?[23])?|fa[23]|sdpa)"
 # a switch turned off after its name: "grad checkpointing off", "offload: false", "... disabled"
 _ZERO_OFFLOAD = re.compile(r"offload|infinity")
 _OFF = r"\s*(?:[=:]\s*[\"']?)?(?:off|disabled?|false|none)\b"
+# "load the ckpt off s3", "no ckpt saving": a checkpoint file, not recompute
+_NOT_A_FILE = r"(?!\s*(?:s3|gcs|disk|hf|the\b|a\b|my\b|our\b|sav\w*|files?|uploads?|every\b))"
 
 
 REWARD_NOTE = ("reward model sized as fine-tuning with its LM head and vocab logits (its score head "
@@ -105,7 +107,7 @@ RULES: tuple[Rule, ...] = (
        "preference objective: chosen and rejected sequences, and a reference model for DPO/IPO/KTO"),
     # TRL precompute_ref_log_probs: the reference scored once before training, not held in it
     _r(r"\bprecompute_ref_log_probs\s*[=:]\s*(?:true|1)\b"
-       r"|\bprecomput\w*\s+(?:the\s+)?ref(?:erence)?(?:\s+model)?(?:\s+log[\s\-_]*probs?)?\b"
+       r"|(?<!without\s)(?<!\bno\s)(?<!\bnot\s)(?<!n't\s)\bprecomput\w*\s+(?:the\s+)?ref(?:erence)?(?:\s+model)?(?:\s+log[\s\-_]*probs?)?\b"
        r"|\bref(?:erence)?(?:\s+model)?(?:\s+log[\s\-_]*probs?)?\s+(?:is\s+|are\s+|being\s+)?"
        r"(?:pre[\s\-]?computed|cached\s+(?:up\s*front|beforehand|offline))\b",
        "precompute_ref_log_probs", True),
@@ -174,8 +176,9 @@ RULES: tuple[Rule, ...] = (
        rf"(?:to\s+)?(?:use\s+|turn\s+on\s+|enable\s+)?(?:full\s+|selective\s+)?{_CKPT}",
        "_recompute_asked", True),
     # a bare "ckpt" is recompute only when switched: "w/o ckpt", "ckpt off" (else a checkpoint file)
-    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b|ckpt\b)|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
-       rf"|\b(?:full\s+)?(?:ac|gc|ckpt){_OFF}", "recompute", "none"),
+    _r(rf"\b{_NO}(?:full\s+)?(?:{_CKPT}|ac\b|gc\b|ckpt\b{_NOT_A_FILE})"
+       rf"|\b(?:grad(?:ient)?[\s\-_]*)?{_CKPT}{_OFF}"
+       rf"|\b(?:full\s+)?(?:ac|gc){_OFF}|\bckpt{_OFF}{_NOT_A_FILE}", "recompute", "none"),
     _r(r"\b(?:gradient_checkpointing|enable_activation_checkpointing|use_gradient_checkpointing)"
        r"\s*[=:]\s*(?:false|0)\b"
        r"|\[activation_checkpoint\][^\[]{0,200}?\bmode\s*=\s*[\"']?none\b",  # torchtitan's toml

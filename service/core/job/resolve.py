@@ -39,7 +39,7 @@ from service.core.job.spec import (
     Task,
 )
 from service.core.job.training_stack import default_framework
-from service.core.model.formats import check_kv_dtype, check_weight_format
+from service.core.model.formats import check_kv_dtype, check_weight_format, checkpoint_format
 from service.core.model.lookup import ResolvedModel, resolve_model
 from service.core.model.presets import lookup_preset
 from service.core.units import human_count
@@ -187,12 +187,15 @@ def _serving_weights(req: EstimateRequest, model: ResolvedModel, notes: Notes,
     if req.quantization is not None:
         notes.add(stated("quantization", req.quantization))
         stated_fmt = check_weight_format(req.quantization)
-        native = model.weight_format
-        if stated_fmt != native and stated_fmt == native.split("-")[0]:
-            # "fp8" of a checkpoint already in an fp8 layout (Meta's 405B FP8: fp8-ffn) is it
-            notes.add(derived("quantization", native, f"the checkpoint's own {native} weights"))
-            return native
-        return stated_fmt
+        fmt = checkpoint_format(stated_fmt, model.weight_format)
+        if fmt == "fp8-ffn" and model.arch.moe is not None:
+            raise InvalidInput("quantization", "fp8-ffn is the layout of dense checkpoints "
+                               "(Meta's Llama 3.1 405B FP8): a mixture-of-experts model's "
+                               "feed-forward layers are its experts", "fp8, fp8-block, mxfp4, "
+                               "int8, int4, awq, gptq")
+        if fmt != stated_fmt:
+            notes.add(derived("quantization", fmt, f"the checkpoint's own {fmt} weights"))
+        return fmt
     if req.precision is not None:
         fmt = weight_format_of_precision(req.precision)
         notes.add(derived("quantization", fmt, f"weights in the stated precision {req.precision}"))

@@ -13,14 +13,17 @@ from importlib.resources import files
 
 from service.core.job.choices import llamacpp_serves
 from service.core.job.spec import Parallelism
+from service.core.model.presets import all_presets
 
 
 @cache
 def torchtitan_models() -> dict[str, tuple[str, str]]:
-    """Preset id -> (torchtitan model name, flavor) for the models torchtitan ships."""
+    """Preset id -> (torchtitan model name, flavor) for the models torchtitan ships, and for
+    the published checkpoints of their architectures (``same_as``: DeepSeek-R1 is V3's)."""
     raw = json.loads(files("service.data").joinpath("torchtitan_models.json")
                      .read_text(encoding="utf-8"))
-    return {key: (value[0], value[1]) for key, value in raw["models"].items()}
+    shipped = {key: (value[0], value[1]) for key, value in raw["models"].items()}
+    return shipped | {p.id: shipped[p.same_as] for p in all_presets() if p.same_as in shipped}
 
 
 def layout_stack_id(tp: int, pp: int, cp: int, zero_stage: int, recompute: str,

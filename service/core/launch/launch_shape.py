@@ -49,6 +49,7 @@ class ModelRef:
     path: str
     known: bool  # a preset with a Hugging Face repo
     remote_code: bool = False  # its repo's own modelling code (``ModelPreset.remote_code``)
+    quantized: bool = False  # a published checkpoint already in the stated format (FP8)
 
 
 # a chat checkpoint among a preset's names: "...-Instruct", "...-it", "...-chat"
@@ -70,7 +71,7 @@ def model_ref(resolved: ResolvedJob) -> ModelRef:
         fp8 = [a for a in chats if a.lower().endswith("-fp8")] or [
             a for a in preset.aliases if a.lower() == f"{preset.hf_repo.lower()}-fp8"]
         if resolved.job.quantization == "fp8" and fp8:
-            path = fp8[0]
+            return ModelRef(fp8[0], True, preset.remote_code, quantized=True)
         elif not _CHAT_REPO.match(path) and (plain := [a for a in chats if a not in fp8]):
             path = plain[0]
     return ModelRef(path, True, preset.remote_code)

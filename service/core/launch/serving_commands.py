@@ -40,18 +40,18 @@ def _has_marlin(gpu: Gpu | None) -> bool:
     return gpu is not None and gpu.vendor == "nvidia" and gpu.bf16_dense_tflops is not None
 
 
-def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str]
-             ) -> tuple[list[str], list[str]] | None:
+def _formats(resolved: ResolvedJob, quant: dict[str, str], kv: dict[str, str],
+             ref: ModelRef) -> tuple[list[str], list[str]] | None:
     """(the quantization and KV flags' values as [name, value], notes), or None when the
     server cannot load the stated format."""
     job, out, notes = resolved.job, [], []
     native = resolved.model.weight_format
-    if resolved.pinned("quantization") and job.quantization.split("-")[0] == native.split("-")[0] \
-            and native not in ("bf16", "fp16"):
-        # the checkpoint is already in that format: the server reads its quantization_config
-        # (SGLang's DeepSeek docs: no --quantization fp8 on the FP8 checkpoint)
-        notes.append(f"no --quantization: the checkpoint's weights are {native} already, and "
-                     "the server reads its quantization_config")
+    if resolved.pinned("quantization") and (job.quantization == native != "bf16" or ref.quantized):
+        # the checkpoint is already in that format (the model's own, or the published FP8 one
+        # loaded in its place): the server reads its quantization_config (SGLang's DeepSeek
+        # docs: no --quantization fp8 on the FP8 checkpoint)
+        notes.append(f"no --quantization: the checkpoint's weights are {job.quantization} "
+                     "already, and the server reads its quantization_config")
     elif resolved.pinned("quantization") and job.quantization not in ("none", "bf16", "fp16"):
         if job.quantization not in quant:
             return None
@@ -120,7 +120,7 @@ def _lora_flags(resolved: ResolvedJob, slots_flag: str,
 
 
 def vllm_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
-    formats = _formats(resolved, VLLM_QUANT, VLLM_KV)
+    formats = _formats(resolved, VLLM_QUANT, VLLM_KV, ref)
     if formats is None:
         return None
     head = ["vllm", "serve", ref.path]
@@ -174,7 +174,7 @@ def _static_fraction(resolved: ResolvedJob, fit: ServingFit) -> tuple[float, tup
 
 
 def sglang_config(resolved: ResolvedJob, fit: ServingFit, ref: ModelRef) -> LaunchConfig | None:
-    formats = _formats(resolved, SGLANG_QUANT, SGLANG_KV)
+    formats = _formats(resolved, SGLANG_QUANT, SGLANG_KV, ref)
     if formats is None:
         return None
     head = ["python", "-m", "sglang.launch_server"]

@@ -34,6 +34,15 @@ def check_weight_format(name: str) -> str:
     return name
 
 
+def checkpoint_format(stated: str, native: str) -> str:
+    """The weight format a stated quantization means for a checkpoint already quantized: its
+    own layout when the stated name is its family ("fp8" of Meta's 405B FP8 is its fp8-ffn,
+    of DeepSeek-V3 its fp8-block), else the stated format."""
+    if native not in SIXTEEN_BIT and stated != native and stated == native.split("-")[0]:
+        return native
+    return stated
+
+
 def check_kv_dtype(name: str) -> str:
     if name not in KV_DTYPE_BYTES:
         raise InvalidInput(

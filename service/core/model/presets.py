@@ -61,6 +61,7 @@ class ModelPreset:
     # the context the model was trained for: its config.json max_position_embeddings (Mistral
     # Nemo's documented 128k, its config says 1,024,000); None: not recorded
     max_context: int | None = None
+    same_as: str | None = None  # the preset whose architecture this published checkpoint has
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -139,6 +140,7 @@ def _preset(data: Any, family: str, where: str) -> ModelPreset:
         weight_format=_weight_format(data, where),
         remote_code=bool(data.get("remote_code", False)),
         max_context=data.get("max_context"),
+        same_as=data.get("same_as"),
     )
 
 

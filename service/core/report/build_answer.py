@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 from service.core.compute.time_cost import MFU_SPREAD, TimeAndCost, time_and_cost
 from service.core.compute.training_time import ComputeEstimate
+from service.core.hardware.gpus import all_gpus
 from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
@@ -229,5 +231,13 @@ def build_answer(resolved: ResolvedJob, est: Estimate, plan: Plan | None) -> Ans
         planner=planner_entry(plan) if plan is not None and plan.mode != "catalog" else None,
         fits_on=_fits_on(plan),
         launch=launch_configs(resolved, plan, stated_fits)
-        if plan is None or plan.mode != "catalog" else {},
+        if (plan is None and est.total_bytes <= _largest_gpu_bytes())
+        or (plan is not None and plan.mode != "catalog") else {},
         serving_cost=serving_cost(resolved, plan) if job.task == "infer" else None)
+
+
+@cache
+def _largest_gpu_bytes() -> int:
+    """The most usable memory of any GPU in the catalog: a stated layout needing more per GPU
+    gets no launch config (with no GPU named, it fits none)."""
+    return max(g.memory_bytes_usable for g in all_gpus())
