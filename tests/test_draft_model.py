@@ -34,3 +34,8 @@ def test_the_drafts_cost_is_its_weights_and_kv_at_the_targets_tp() -> None:
 
 def test_two_models_without_a_draft_are_still_compared() -> None:
     assert parse("llama 8b vs 70b on h100").draft is None
+
+
+def test_a_labelled_draft_is_the_model_after_the_label() -> None:
+    parsed = parse("speculative decoding for llama 3.1 70b (draft: llama 3.2 1b) on 4 h100")
+    assert (parsed.merged["model"], parsed.draft) == ("llama-3.1-70b", "llama-3.2-1b")

@@ -55,3 +55,9 @@ def test_a_tool_the_plan_has_no_config_for_gets_the_plans_own_said_so() -> None:
                 "seq 4096").reply
     assert "No torchrun config for this plan; its accelerate one:" in reply
     assert "num_machines: 2" in reply and "--machine_rank $NODE_RANK" in reply
+
+
+def test_a_setup_described_before_a_fit_question_is_not_a_config_request() -> None:
+    assert launch_asked("deepspeed config with zero3 and cpu offload for llama 70b on 8x a100, "
+                        "will it fit?") is None
+    assert launch_asked("json for a 70b lora on 8 h100 - does it fit?") is None

@@ -48,3 +48,15 @@ def test_405b_in_fp8_otherwise_loads_a_checkpoint_with_every_linear_in_fp8() -> 
     command then loads (Meta's would not fit the figures)."""
     reply = ask("serve llama 3.1 405b fp8 on 8x h100, 8k ctx, give me the vllm command").reply
     assert "vllm serve RedHatAI/Meta-Llama-3.1-405B-Instruct-FP8 " in reply
+
+
+def test_the_feed_forward_fp8_layout_is_refused_for_moe_models() -> None:
+    import pytest
+
+    from service.core.errors import InvalidInput
+    from service.core.job.request import EstimateRequest
+    from service.core.job.resolve import resolve
+
+    with pytest.raises(InvalidInput, match="fp8-ffn is the layout of dense checkpoints"):
+        resolve(EstimateRequest(model="mixtral-8x7b", task="infer", quantization="fp8-ffn",
+                                gpu="h100-80gb"))

@@ -12,6 +12,7 @@ from ask_support import ask
 from service.core.job.request import EstimateRequest
 from service.core.job.resolve import resolve
 from service.core.memory.job_memory import estimate
+from service.parser.parse import parse
 
 DPO: dict[str, Any] = {"model": "llama-3.1-8b", "objective": "dpo", "finetune_method": "full",
                        "gpu": "h100-80gb", "gpu_count": 4, "seq_len": 4096, "micro_batch": 1,
@@ -42,3 +43,9 @@ def test_the_reference_models_share_is_said() -> None:
 
 def test_lora_has_no_reference_copy_to_speak_of() -> None:
     assert "Reference model:" not in ask("dpo llama 3 8b lora on one h100").reply
+
+
+def test_a_negated_precompute_is_not_read() -> None:
+    assert "precompute_ref_log_probs" not in parse(
+        "dpo llama 8b full on 4 h100 without precomputing the reference log probs").merged
+    assert "recompute" not in parse("sft llama 8b on 8 h100, load the ckpt off s3").merged
