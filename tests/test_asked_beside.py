@@ -54,3 +54,12 @@ def test_a_training_budget_question_per_hour_is_priced() -> None:
     reply = ask("budget check for mgmt: we want to finetune llama 3.1 405b with qlora. how many "
                 "a100 80s and for how much per hour").reply
     assert "Cost: 8 GPUs x $1.79/h = *$14.32/h* (catalog on-demand price)" in reply
+
+
+def test_the_cheapest_serving_setup_names_cheaper_weights_on_the_same_gpus() -> None:
+    """Set 29: "cheapest setup on h100s" for 70B and 200 users had been 8 H100s in bf16, where
+    fp8 weights hold them on 4 for half the price."""
+    reply = ask("serving llama 3.1 70b instruct for ~200 concurrent users, avg prompt 2k, outputs "
+                "~500. what's the cheapest setup on h100s?").reply
+    assert "16-bit weights are what is sized above; cheaper on the same GPU type with fp8 " \
+        "weights (near-lossless): 4 GPUs, room for 268 sequences, $11.96/h" in reply

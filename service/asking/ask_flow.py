@@ -10,6 +10,7 @@ from typing import Any
 
 from service.asking.accumulation_tip import accumulation_tip
 from service.asking.ask_types import AskAnswer, CompareSide, Comparison, Refused
+from service.asking.cheaper_weights import cheaper_weights
 from service.asking.deadline_fit import deadline_fit
 from service.asking.draft_cost import draft_line
 from service.asking.hourly_cost import hourly_line
@@ -151,6 +152,9 @@ class Asker:
         hourly = hourly_line(p.merged, answer) if p.hourly else None
         text += "\n" + reply.plain(hourly) if hourly else ""
         text += await self._qlora_tip(p, answer)
+        weights = await cheaper_weights(self.answer_fields, p.merged, answer) \
+            if p.cheaper else None
+        text += "\n" + reply.plain(weights) if weights else ""
         tip = await accumulation_tip(self.answer_fields, p.merged, answer)
         text += "\n" + reply.plain(tip) if tip else ""
         if p.draft is not None:

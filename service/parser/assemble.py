@@ -13,7 +13,7 @@ from service.parser.dataset_size import examples_as_tokens
 from service.parser.draft_model import DRAFT_WORDS, split_draft
 from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
-from service.parser.extra_asks import launch_asked, price_asked
+from service.parser.extra_asks import cheaper_asked, launch_asked, price_asked
 from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
@@ -194,7 +194,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         # "can you give me the accelerate yaml for that", "and the cost per month?": the thread's
         # question again, with what is asked of it
         return Parsed(str(prev.get("task") or task), {}, prev, ignored=said,
-                      launch_asked=launch_asked(scan.low), hourly=bool(price_asked(scan.low)))
+                      launch_asked=launch_asked(scan.low), hourly=price_asked(scan.low))
     if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -221,7 +221,7 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
                   launch_asked=launch_asked(scan.low), draft=draft,
                   observed_gb=_first_number(ordered.get("_observed_gb")),
-                  hourly=bool(price_asked(scan.low)))
+                  hourly=price_asked(scan.low), cheaper=cheaper_asked(scan.low))
 
 
 def _first_number(values: list[Any] | None) -> float | None:

@@ -54,3 +54,12 @@ _HOURLY = re.compile(r"(?:\b(?:cost\w*|price\w*|spend|budget)|\$|\bhow\s+much(?=
 
 def price_asked(low: str) -> bool:
     return _HOURLY.search(low) is not None
+
+
+# "what's the cheapest setup on h100s", "most cost-effective way to serve": cheaper weights count
+_CHEAPER = re.compile(r"\bcheap(?:est|er)?\b|\bcost[\s\-]?effective\b|\bleast\s+expensive\b"
+                      r"|\bsave\s+(?:money|costs?)\b|\blowest\s+cost\b")
+
+
+def cheaper_asked(low: str) -> bool:
+    return _CHEAPER.search(low) is not None
