@@ -291,3 +291,13 @@ def test_a_split_models_kv_per_token_is_said_for_the_whole_model_too() -> None:
     reply = ask("what's the KV cache per token for llama 3.1 405b? serving at 128k on 16x h100 "
                 "(TP8 PP2)").reply
     assert "(32.3 KB per token; 516.1 KB per token for the whole model)" in reply
+
+
+def test_offload_says_the_host_ram_of_a_node_on_a_replanned_layout_too() -> None:
+    """Set 29: ZeRO-3 + CPU offload for 70B on 8 H100s, replanned with recompute, had no host
+    RAM line, though the offload needs 141 GB per GPU of it: 1.1 TB on the node."""
+    previous = {"model": "llama-3.1-70b", "task": "finetune", "finetune_method": "full",
+                "gpu": "h100-80gb", "gpu_count": 8}
+    reply = ask("what about with zero-3 + cpu offload on a single node", previous).reply
+    assert "CPU memory for the offload: 141.1 GB per GPU (host RAM, pinned), 1,128.9 GB for a " \
+        "node's 8 GPUs" in reply

@@ -250,9 +250,12 @@ def estimate_reply(answer: Answer, notes: list[str], ignored: list[str] | None =
             and not per.gradients:  # full training, not adapters: gradients are expected
         lines[-1] += " (the peak comes before any gradient is allocated)"  # not forgotten
     lines.append(band_line(answer))
-    if answer.cpu_offload_bytes and not replanned:  # host RAM the offload needs, per GPU
+    if answer.cpu_offload_bytes:  # host RAM the offload needs (the verdict's layout's)
+        layout = shown or answer.plan
+        per_node = layout.gpus // max(1, layout.nodes)  # host RAM is a node's
         lines.append(f"CPU memory for the offload: {gb(answer.cpu_offload_bytes)} per GPU "
-                     "(host RAM, pinned)")
+                     f"(host RAM, pinned), {gb(answer.cpu_offload_bytes * per_node)} for a node's "
+                     f"{counted(per_node, 'GPU')}")
     own = own_figures(answer)
     if replanned and per.total != own.per_gpu_bytes.total:
         written = "As written" if own_layout_label(answer) == "As stated" else "The default layout"
