@@ -20,3 +20,12 @@ def test_an_engine_sized_as_vllm_is_said(text: str, said: str) -> None:
     found = ask(text)
     assert found.answer is not None and found.answer.task == "infer"
     assert said in found.reply
+
+
+def test_a_request_rate_or_latency_target_is_said_to_be_beyond_the_memory_floor() -> None:
+    """Set 29: "p95 latency < 2s for first token, 50 rps. how many L40S?" had been answered
+    with two GPUs for one sequence and "I did not use: 50 rps" at the end."""
+    lines = ask("*urgent* need to serve qwen2.5-72b-instruct awq int4, p95 latency < 2s for "
+                "first token, 50 rps. how many L40S?").reply.splitlines()
+    assert lines[0].endswith("(memory only)*")
+    assert lines[1].startswith("Throughput and latency (latency, 50 rps) are not modelled")

@@ -217,7 +217,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
     return Parsed(intent, fields, merged, tuple(dict.fromkeys(notes)), compare_field, compare,
                   None, unknown, clarify, how_many, maximize, said,
                   deadline if isinstance(deadline, float) else None,
-                  scope=_rl_scope(ordered.get("_rl", [None])[0]),
+                  scope=_rl_scope(ordered.get("_rl", [None])[0]) or _speed_scope(
+                      ordered.get("_speed"), task),
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
                   launch_asked=launch_asked(scan.low), draft=draft,
                   observed_gb=_first_number(ordered.get("_observed_gb")),
@@ -244,6 +245,15 @@ GROUP_RL_SCOPE = Scope("the policy model only",
                        "function, and generate with a rollout engine (a vLLM share of each GPU "
                        "when colocated, or GPUs of its own in server mode); none of those is "
                        "counted. There is no critic.")
+
+
+def _speed_scope(asked: list[Any] | None, task: str) -> Scope | None:
+    """Serving asked in requests per second or latency: the answer is the memory floor."""
+    if not asked or task != "infer":
+        return None
+    return Scope("memory only", f"Throughput and latency ({', '.join(map(str, asked[:3]))}) are "
+                 "not modelled: these GPUs are the memory floor for the sequences held at once; "
+                 "meeting a request rate or a latency target can take more.")
 
 
 def _rl_scope(algorithm: object) -> Scope | None:
