@@ -14,7 +14,13 @@ from service.parser.draft_model import DRAFT_WORDS, split_draft
 from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
 from service.parser.extra_asks import cheaper_asked, launch_asked, price_asked
-from service.parser.followup import REQUEST_FIELDS, merge, restates, same_family
+from service.parser.followup import (
+    REQUEST_FIELDS,
+    merge,
+    restates,
+    same_family,
+    same_family_experts,
+)
 from service.parser.instances import cloud_named
 from service.parser.intent import Cues, cues
 from service.parser.knobs import NOTE_VOIDED_BY
@@ -153,6 +159,12 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
             fields["model"] = sibling
             del fields["params_b"]
             notes.append(f"{prev['model']}'s family in that size: {sibling}")
+    if not fields.keys() & {"model", "params_b", "arch"} and compare_field is None:
+        experts = same_family_experts(prev.get("model"), scan.low)
+        if experts is not None:  # "what about 8x22b?" in a Mixtral thread
+            fields["model"], written = experts
+            ignored = [i for i in ignored if i.lower() != written]
+            notes.append(f"{prev['model']}'s family in that size: {fields['model']}")
     merged = merge(prev, fields, how_many)
     # "how many", or how long/how much a run takes, with no GPU type: on the common one (a time on
     # one GPU that cannot hold the job would say nothing)

@@ -114,6 +114,24 @@ def restates(model_id: object, params_b: object) -> bool:
     return abs(params_b - published) <= RESTATED * published
 
 
+_EXPERTS_SIZE = re.compile(r"(?<![\w.])(\d+)\s*x\s*(\d+(?:\.\d+)?)\s*b\b")  # "8x22b"
+
+
+def same_family_experts(previous_model: object, low: str) -> tuple[str, str] | None:
+    """"what about 8x22b" in a thread about mixtral-8x7b: the family's model of those experts,
+    and the words that named it."""
+    found = _EXPERTS_SIZE.search(low)
+    if not isinstance(previous_model, str) or found is None:
+        return None
+    own = _EXPERTS_SIZE.search(previous_model)
+    if own is None:
+        return None
+    size = f"{found.group(1)}x{found.group(2)}b"
+    sibling = lookup_preset(previous_model[:own.start()] + size + previous_model[own.end():])
+    return (sibling.id, found.group(0)) if sibling is not None and sibling.id != previous_model \
+        else None
+
+
 def same_family(previous_model: object, params_b: float) -> str | None:
     """"what about the 405b?" in a thread about llama-3.1-8b: the preset of the same family and
     version in that size (llama-3.1-405b), when there is one."""
