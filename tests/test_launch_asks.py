@@ -61,3 +61,13 @@ def test_a_setup_described_before_a_fit_question_is_not_a_config_request() -> No
     assert launch_asked("deepspeed config with zero3 and cpu offload for llama 70b on 8x a100, "
                         "will it fit?") is None
     assert launch_asked("json for a 70b lora on 8 h100 - does it fit?") is None
+
+
+def test_a_bitsandbytes_optimizer_under_zero_is_allowed_in_the_deepspeed_config() -> None:
+    """Set 29: the ZeRO-3 config for an 8-bit AdamW fix had no optimizer setting; DeepSpeed
+    refuses a client optimizer under ZeRO unless zero_allow_untested_optimizer is set."""
+    reply = ask("give me the deepspeed config for falcon-40b full finetune on 16x a100 40gb, zero 3, "
+                "8-bit adam, seq 2048, gradient checkpointing").reply
+    config = json.loads(reply.split("```")[1])
+    assert config["zero_allow_untested_optimizer"] is True
+    assert "--optim adamw_8bit" in reply

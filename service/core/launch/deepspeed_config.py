@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from service.core.job.choices import optimizer_name
 from service.core.launch.launch_shape import LaunchShape
 from service.core.launch.launch_types import LaunchConfig
+from service.core.launch.training_arguments import hf_optim
 from service.core.memory.transients import DEEPSPEED_REDUCE_BUCKET
 from service.core.planning.plan_types import Layout
 
@@ -48,7 +50,7 @@ def _zero(layout: Layout) -> dict[str, Any]:
 
 
 def deepspeed_config(layout: Layout, shape: LaunchShape, precision: str,
-                     moe: bool = False) -> LaunchConfig:
+                     moe: bool = False, optimizer: str = "adamw") -> LaunchConfig:
     config: dict[str, Any] = {
         "train_batch_size": shape.global_batch,
         "train_micro_batch_size_per_gpu": shape.micro_batch,
@@ -66,6 +68,11 @@ def deepspeed_config(layout: Layout, shape: LaunchShape, precision: str,
             "lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}}
         notes.append("the optimizer's \"auto\" values come from TrainingArguments; in a plain "
                      "DeepSpeed script write your learning rate, betas, eps and weight decay")
+    elif optimizer_name(optimizer).bitsandbytes and layout.zero_stage >= 1:
+        # a client optimizer under ZeRO: DeepSpeed refuses it unless allowed (the Trainer sets
+        # this itself; a plain deepspeed.initialize does not)
+        config["zero_allow_untested_optimizer"] = True
+        notes.append(f"the {optimizer} optimizer is the Trainer's: --optim {hf_optim(optimizer)}")
     if layout.recompute == "full":
         notes.append("activation recompute is the model's: TrainingArguments("
                      "gradient_checkpointing=True) or model.gradient_checkpointing_enable()")

@@ -111,14 +111,14 @@ def _training(resolved: ResolvedJob, layout: Layout, stack: str) -> dict[str, La
     titan = torchtitan_config(job, layout, shape, ref) if stack == "fsdp" and bf16 else None
     if stack == "deepspeed":  # the stack's own config first: the bot posts the first
         out["deepspeed"] = deepspeed_config(layout, shape, job.precision,
-                                             job.arch.moe is not None)
+                                             job.arch.moe is not None, job.optimizer)
     if titan is not None:
         out["torchtitan"] = titan
     if layout.ep == 1:  # accelerate's parallelism_config has no expert parallelism
         out["accelerate"] = accelerate_config(job, layout, shape, stack)
     if deepspeed and "deepspeed" not in out:
         out["deepspeed"] = deepspeed_config(layout, shape, job.precision,
-                                             job.arch.moe is not None)
+                                             job.arch.moe is not None, job.optimizer)
     if titan is not None:
         out["torchrun"] = torchrun_config(
             shape, ["-m", "torchtitan.train", "--job.config_file", TORCHTITAN_FILE],
