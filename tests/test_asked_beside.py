@@ -63,3 +63,9 @@ def test_the_cheapest_serving_setup_names_cheaper_weights_on_the_same_gpus() -> 
                 "~500. what's the cheapest setup on h100s?").reply
     assert "16-bit weights are what is sized above; cheaper on the same GPU type with fp8 " \
         "weights (near-lossless): 4 GPUs, room for 268 sequences, $11.96/h" in reply
+
+
+def test_the_kv_cache_per_token_asked_leads_the_reply() -> None:
+    reply = ask("what's the kv cache per token for llama 3 70b in fp16").reply
+    # 2 x 80 layers x 8 KV heads x 128 x 2 bytes
+    assert reply.startswith("KV cache: *327.7 KB per token* for the whole model (llama-3-70b")

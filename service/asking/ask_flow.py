@@ -16,8 +16,8 @@ from service.asking.draft_cost import draft_line
 from service.asking.hourly_cost import hourly_line
 from service.asking.largest_fit import limit_line, serving_context
 from service.asking.largest_model import largest_model
+from service.asking.leading_lines import kv_line, observed_line
 from service.asking.method_options import cheaper_methods
-from service.asking.observed_memory import observed_line
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest, request_fields
@@ -146,7 +146,8 @@ class Asker:
             if head.endswith("*"):
                 head = head[:-1] + f" ({p.scope.headline})*"
             text = head + "\n" + reply.plain(p.scope.line) + ("\n" + rest if rest else "")
-        seen = observed_line(p.observed_gb, answer) if p.observed_gb is not None else None
+        seen = observed_line(p.observed_gb, answer) if p.observed_gb is not None else \
+            kv_line(answer) if p.kv_asked and answer.task == "infer" else None
         if seen:  # what the question is about leads
             text = reply.plain(seen) + "\n" + text
         hourly = hourly_line(p.merged, answer) if p.hourly else None

@@ -13,7 +13,7 @@ from service.parser.dataset_size import examples_as_tokens
 from service.parser.draft_model import DRAFT_WORDS, split_draft
 from service.parser.engine_context import engine_context
 from service.parser.expert_parallel import expert_parallel_on
-from service.parser.extra_asks import cheaper_asked, launch_asked, price_asked
+from service.parser.extra_asks import cheaper_asked, kv_asked, launch_asked, price_asked
 from service.parser.followup import (
     REQUEST_FIELDS,
     merge,
@@ -234,7 +234,8 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
                   launch_asked=launch_asked(scan.low), draft=draft,
                   observed_gb=_first_number(ordered.get("_observed_gb")),
-                  hourly=price_asked(scan.low), cheaper=cheaper_asked(scan.low))
+                  hourly=price_asked(scan.low), cheaper=cheaper_asked(scan.low),
+                  kv_asked=kv_asked(scan.low))
 
 
 def _first_number(values: list[Any] | None) -> float | None:

@@ -63,3 +63,14 @@ _CHEAPER = re.compile(r"\bcheap(?:est|er)?\b|\bcost[\s\-]?effective\b|\bleast\s+
 
 def cheaper_asked(low: str) -> bool:
     return _CHEAPER.search(low) is not None
+
+
+# "what's the kv cache per token for llama 3 70b", "how big is the kv cache at 32k"
+_KV_ASK = re.compile(r"\bkv[\s\-_]*cache\b[^.?!]{0,30}?\b(?:per\s+(?:token|seq\w*|request|user)|"
+                     r"size|how\s+(?:big|much|large))"
+                     r"|\b(?:how\s+(?:big|much|large)|size\s+of|what(?:'s|\s+is))\s+(?:is\s+)?(?:the\s+)?"
+                     r"kv[\s\-_]*cache\b")
+
+
+def kv_asked(low: str) -> bool:
+    return _KV_ASK.search(low) is not None

@@ -71,6 +71,7 @@ class Parsed:
     launch_asked: str | None = None  # "and the vllm command?": the tool named, "" for any
     draft: str | None = None  # speculative decoding's draft model (``draft_model.py``)
     cheaper: bool = False  # "cheapest setup on h100s": cheaper weight formats are asked
+    kv_asked: bool = False  # "what's the kv cache per token": the KV figure leads
     hourly: bool = False  # "for how much per hour": the price of the answer's GPUs is asked
     observed_gb: float | None = None  # memory seen in use, to explain ("73GB used ... leak?")
     # what the job named that the answer does not size (PPO's critic and reward models): said

@@ -1,6 +1,10 @@
-"""Memory someone saw in use, set beside what the answer says it should be ("~73GB used per GPU
+"""Lines that lead a reply because they are what was asked.
+
+Memory someone saw in use, set beside what the answer says it should be ("~73GB used per GPU
 on our vLLM deployment, is it leaking?", held-out set 28: the reply had led with 19 GB for the
-model and never said that vLLM reserves its share of the GPU at start).
+model and never said that vLLM reserves its share of the GPU at start); the KV cache per token
+("what's the kv cache per token for llama 3 70b", held-out set 29: it had been a detail under a
+headline about something else).
 
 - A serving engine that reserves its KV pool up front (vLLM, SGLang) takes its memory share of
   every GPU at start: nvidia-smi shows that share whatever the load (vLLM
@@ -19,6 +23,19 @@ PREALLOCATING = {"vllm": "vLLM", "sglang": "SGLang"}
 # a figure, in either unit, is that figure
 CLOSE = 2**30 / 1e9 - 1
 UNITS = (1e9, 2**30)
+
+
+def kv_line(answer: Answer) -> str | None:
+    """"What's the KV cache per token?": the whole model's figure and one sequence's, first
+    (the kv_cache formula's own terms)."""
+    found = next((f for f in answer.formulas if f.component == "kv_cache"), None)
+    per_token = found.terms.get("kv_bytes_per_token") if found is not None else None
+    context = found.terms.get("context") if found is not None else None
+    if not isinstance(per_token, int | float) or not isinstance(context, int | float):
+        return None
+    return (f"KV cache: *{per_token / 1e3:,.1f} KB per token* for the whole model "
+            f"({answer.model}: {gb(round(per_token * context))} per {context:,.0f}-token "
+            "sequence).")
 
 
 def observed_line(observed_gb: float, answer: Answer) -> str | None:
