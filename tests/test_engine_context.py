@@ -24,3 +24,9 @@ def test_a_stated_max_model_len_stays() -> None:
 
 def test_prose_without_a_command_keeps_the_usual_default() -> None:
     assert "seq_len" not in ask("can we serve gpt-oss-120b with vllm on one h100?").parsed
+
+
+def test_the_engine_named_in_prose_is_not_a_pasted_command() -> None:
+    assert "seq_len" not in ask("can we vllm serve Gemma 2 9B on 16 L40S with TP8?").parsed
+    assert "seq_len" not in ask("need to vllm serve Qwen/Qwen2.5-7B / 50 concurrent streams / "
+                                "a100 40gb x16 thx").parsed

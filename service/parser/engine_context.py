@@ -14,7 +14,10 @@ from typing import Any
 
 from service.core.model.presets import lookup_preset
 
-_COMMAND = re.compile(r"\bvllm\s+serve\s+\S|\bsglang\.launch_server\b|\bllm\(\s*(?:model\s*=\s*)?[\"']")
+# a command as pasted: a repository id and flags after "vllm serve" or with SGLang's launcher (not
+# "can we vllm serve gemma on 8 L40S", which names the engine in prose), or LLM(model="org/...")
+_COMMAND = re.compile(r"\bvllm\s+serve\s+[\w.\-]+/[\w.\-]+\s+--[a-z]|\bsglang\.launch_server\b[^\n]*--model"
+                      r"|\bllm\(\s*(?:model\s*=\s*)?[\"'][\w.\-]+/")
 
 
 def engine_context(low: str, merged: dict[str, Any], notes: list[str]) -> int | None:
