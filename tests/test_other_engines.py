@@ -29,3 +29,12 @@ def test_a_request_rate_or_latency_target_is_said_to_be_beyond_the_memory_floor(
                 "first token, 50 rps. how many L40S?").reply.splitlines()
     assert lines[0].endswith("(memory only)*")
     assert lines[1].startswith("Throughput and latency (latency, 50 rps) are not modelled")
+
+
+def test_grpo_with_vllm_colocated_says_what_the_policy_step_has_left() -> None:
+    """Set 29: "GRPO ... using vllm colocate. 8x h100. will it fit or do i need separate vllm
+    node" had been answered for the policy alone: TRL's colocated vLLM takes 0.3 of each GPU."""
+    reply = ask("GRPO on qwen2.5-7b-instruct with trl, num_generations=8, max_completion_length "
+                "1024, using vllm colocate. 8x h100. will it fit or do i need separate vllm node").reply
+    assert "With TRL's vLLM colocated (vllm_mode='colocate', vllm_gpu_memory_utilization 0.3 by " \
+        "default) the policy step has 59.5 GB of each GPU for its 40.1 GB, which holds it" in reply

@@ -18,11 +18,13 @@ from service.asking.largest_fit import limit_line, serving_context
 from service.asking.largest_model import largest_model
 from service.asking.leading_lines import kv_line, observed_line
 from service.asking.method_options import cheaper_methods
+from service.asking.rl_colocate import colocate_line
 from service.core.errors import InvalidInput, UnknownName
 from service.core.hardware.gpus import find_gpu
 from service.core.job.request import EstimateRequest, request_fields
 from service.core.report.answer_types import Answer, FixEntry
 from service.estimates import Estimates
+from service.parser.assemble import GROUP_RL_SCOPE
 from service.parser.normalize import safe_echo
 from service.parser.parse import parse
 from service.parser.rules import invalid_sentence
@@ -152,6 +154,9 @@ class Asker:
             text = reply.plain(seen) + "\n" + text
         hourly = hourly_line(p.merged, answer) if p.hourly else None
         text += "\n" + reply.plain(hourly) if hourly else ""
+        if p.scope is GROUP_RL_SCOPE:  # GRPO/RLOO: where the rollout engine fits beside it
+            colocated = colocate_line(answer)
+            text += "\n" + reply.plain(colocated) if colocated else ""
         text += await self._qlora_tip(p, answer)
         weights = await cheaper_weights(self.answer_fields, p.merged, answer) \
             if p.cheaper else None
