@@ -25,7 +25,11 @@ _SERVE = re.compile(
     r"\b(?:serv(?:e|es|ed|ing|er)|servng|sevr(?:e|ing)|inf[ae]r[ae]nce|infr?ence|infere?[cn]e|infer|"
     r"deploy\w*|host(?:ing)?|vllm|tgi|sglang|trt[\s\-]?llm|"
     r"tensorrt|llama\.cpp|ollama|generat(?:e|ion)|decod(?:e|ing)|chatbot|endpoint|text-generation-launcher|"
-    r"offline\s+(?:batch\w*|inference)|batch(?:ed)?\s+inference)\b|\bllm\(\s*model\s*=")
+    r"offline\s+(?:batch\w*|inference)|batch(?:ed)?\s+inference|"
+    # an embedding model's encoding is a forward pass, not training ("e5 embeddings, batch 64")
+    r"(?:e5|bge|gte|nomic|jina|stella|mxbai)[\w.\-]*\s+embeddings?|embedding\s+(?:service|server|"
+    r"inference|endpoint|api)|rerank(?:er|ing)?)\b"
+    r"|\bllm\(\s*model\s*=")
 # Serving settings: they mean serving unless the message says it trains ("pretrain ... max_model_len").
 _SERVE_SETTING = re.compile(
     r"\b(?:users?|people|requests?|qps|kv[\s\-_]?cache|kv(?![\s\-_]*heads?)|concur+en\w*|at\s+once|"
