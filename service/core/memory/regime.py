@@ -55,6 +55,12 @@ def states_framework(job: Job) -> str:
     """The framework whose rules hold the weights, gradients and optimizer state: the Trainer's
     backend for a full-weight Trainer job (``trainer_backend``: the one its launch config
     names), else the job's own framework."""
-    if job.framework == "hf" and job.trains_all_weights and job.is_training:
-        return trainer_backend(job.parallel.zero_stage, job.offload)
-    return job.framework
+    return framework_of_states(job.framework, job.parallel.zero_stage, job.offload,
+                               job.trains_all_weights and job.is_training)
+
+
+def framework_of_states(framework: str, zero_stage: int, offload: str, full_training: bool) -> str:
+    """``states_framework`` from a layout's parts (the planner's tables key layouts by them)."""
+    if framework == "hf" and full_training:
+        return trainer_backend(zero_stage, offload)
+    return framework

@@ -38,6 +38,7 @@ from service.core.memory.activations import (
 )
 from service.core.memory.formula import Component
 from service.core.memory.overhead import context_bytes, cublas_workspace, overhead_floor
+from service.core.memory.regime import framework_of_states, states_framework
 from service.core.memory.training_memory import training_total
 from service.core.memory.training_phases import (
     PERSISTENT_GRADS,
@@ -178,7 +179,9 @@ class LayoutTotals:
                     self._shared.bases[key] = shared
             base, grads = shared
             tensors = sum(c.bytes for c in base)
-            if key[-1] in PERSISTENT_GRADS:  # the stack keeps them in every phase
+            full = self.base.trains_all_weights and self.base.is_training
+            if framework_of_states(key[-1], layout.zero_stage, layout.offload, full) \
+                    in PERSISTENT_GRADS:  # the stack keeps them in every phase
                 tensors += grads
             if self.base.overhead_model == "measured":
                 tensors += cublas_workspace(self.base).bytes
@@ -241,7 +244,7 @@ class LayoutTotals:
                 acts.append(breakdown)
             entry = self._base(layout, job)
             tensors = entry.tensors + activations_component(job, breakdown).bytes
-            if job.framework not in PERSISTENT_GRADS and gradients_persist(job):
+            if states_framework(job) not in PERSISTENT_GRADS and gradients_persist(job):
                 tensors += entry.gradients
             found = tensors + overhead_floor(job, tensors)
             if len(self._floors) < LAYOUTS_PER_TABLE:
