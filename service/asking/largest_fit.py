@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from service.asking.ask_types import Refused
+from service.asking.largest_model import fits_as_answered
 from service.core.model.presets import lookup_preset
 from service.core.planning.serving_fixes import CONTEXT_STEP
 from service.core.report.answer_types import Answer
@@ -94,7 +95,7 @@ async def serving_context(answer_for: AnswerFor, merged: dict[str, Any],
                 trial: Answer | None = await answer_for({**merged, "seq_len": context})
             except Refused:
                 trial = None
-            tried[context] = trial if trial is not None and _serves(trial) else None
+            tried[context] = trial if trial is not None and fits_as_answered(trial) else None
         return tried[context]
 
     context = top if await serves(top) else 0
@@ -146,11 +147,6 @@ def _kv_tokens(answer: Answer, sequences: int) -> int | None:
             or per_seq <= 0 or not answer.plan.context:
         return None
     return int(budget / _per_token(answer) / sequences)
-
-
-def _serves(answer: Answer) -> bool:
-    planner = answer.planner
-    return planner.fits if planner is not None else answer.fits is not False
 
 
 def _mark_found(answer: Answer, context: int) -> Answer:

@@ -28,7 +28,8 @@ class LargestModel:
     line: str
 
 
-def _fits(answer: Answer) -> bool:
+def fits_as_answered(answer: Answer) -> bool:
+    """Whether the answer's own verdict holds the job: the planner's, else the estimate's."""
     planner = answer.planner
     return planner.fits if planner is not None else answer.fits is not False
 
@@ -42,7 +43,7 @@ async def largest_model(answer_for: AnswerFor, merged: dict[str, Any]) -> Larges
     over: str | None = None
     for model in LADDER:
         try:
-            fits = _fits(await answer_for({**base, "model": model}))
+            fits = fits_as_answered(await answer_for({**base, "model": model}))
         except Refused:
             fits = False
         if not fits:
@@ -84,7 +85,7 @@ async def _size_between(answer_for: AnswerFor, base: dict[str, Any], fits: str,
         except Refused:
             hi = mid
             continue
-        if _fits(answer):
+        if fits_as_answered(answer):
             lo, found = mid, answer
         else:
             hi = mid

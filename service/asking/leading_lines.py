@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from service.core.report.answer_types import Answer
 from service.core.units import gb, gib
+from service.render.slack_reply import PREALLOCATING
 
-PREALLOCATING = {"vllm": "vLLM", "sglang": "SGLang"}
 # nvidia-smi shows MiB and people say "GB" of either: a reading within the GB/GiB gap (7.4%) of
 # a figure, in either unit, is that figure
 CLOSE = 2**30 / 1e9 - 1

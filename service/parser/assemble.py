@@ -202,11 +202,12 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
         # "what's the cheapest GPU to serve Mistral 7B?": the catalog, cheapest first
         return Parsed(task, fields, merged, tuple(notes), ignored=said, cheapest=True,
                       cloud=cloud_named(scan.low))
-    if prev and not understood and (launch_asked(scan.low) is not None or price_asked(scan.low)):
+    launch, priced = launch_asked(scan.low), price_asked(scan.low)
+    if prev and not understood and (launch is not None or priced):
         # "can you give me the accelerate yaml for that", "and the cost per month?": the thread's
         # question again, with what is asked of it
         return Parsed(str(prev.get("task") or task), {}, prev, ignored=said,
-                      launch_asked=launch_asked(scan.low), hourly=price_asked(scan.low))
+                      launch_asked=launch, hourly=priced)
     if cue.help and (not understood or cue.model_help):
         return Parsed("help", {}, prev, ignored=said)
     if not prev and (_not_sizing(cue, fields, scan.low) or _gaming(cue, fields, scan.low)
@@ -232,9 +233,9 @@ def assemble(scan: Scan, prev: dict[str, Any]) -> Parsed:
                   scope=_rl_scope(ordered.get("_rl", [None])[0]) or _speed_scope(
                       ordered.get("_speed"), task),
                   cloud=cloud_named(scan.low) if compare else None, defaulted=defaulted,
-                  launch_asked=launch_asked(scan.low), draft=draft,
+                  launch_asked=launch, draft=draft,
                   observed_gb=_first_number(ordered.get("_observed_gb")),
-                  hourly=price_asked(scan.low), cheaper=cheaper_asked(scan.low),
+                  hourly=priced, cheaper=cheaper_asked(scan.low),
                   kv_asked=kv_asked(scan.low))
 
 

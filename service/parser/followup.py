@@ -126,10 +126,8 @@ def same_family_experts(previous_model: object, low: str) -> tuple[str, str] | N
     own = _EXPERTS_SIZE.search(previous_model)
     if own is None:
         return None
-    size = f"{found.group(1)}x{found.group(2)}b"
-    sibling = lookup_preset(previous_model[:own.start()] + size + previous_model[own.end():])
-    return (sibling.id, found.group(0)) if sibling is not None and sibling.id != previous_model \
-        else None
+    sibling = _sibling(previous_model, own, f"{found.group(1)}x{found.group(2)}b")
+    return (sibling, found.group(0)) if sibling is not None else None
 
 
 def same_family(previous_model: object, params_b: float) -> str | None:
@@ -140,5 +138,10 @@ def same_family(previous_model: object, params_b: float) -> str | None:
     size = _SIZE_IN_ID.search(previous_model)
     if size is None:
         return None
-    sibling = lookup_preset(f"{previous_model[:size.start()]}{params_b:g}b{previous_model[size.end():]}")
-    return sibling.id if sibling is not None and sibling.id != previous_model else None
+    return _sibling(previous_model, size, f"{params_b:g}b")
+
+
+def _sibling(previous_model: str, size: re.Match[str], other: str) -> str | None:
+    """The preset named as ``previous_model`` with its size written ``other``, if another."""
+    found = lookup_preset(previous_model[:size.start()] + other + previous_model[size.end():])
+    return found.id if found is not None and found.id != previous_model else None

@@ -1,6 +1,6 @@
 """Memory someone sees in use ("~73GB used per GPU ... is it leaking?", "nvidia-smi shows 76
 GB"): a reading to explain, not a GPU's size or a setting. The answer sets it beside what the
-engine reserves (``asking/observed_memory.py``)."""
+engine reserves (``asking/leading_lines.py``)."""
 
 from __future__ import annotations
 

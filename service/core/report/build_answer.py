@@ -7,7 +7,7 @@ from functools import cache
 
 from service.core.compute.time_cost import MFU_SPREAD, TimeAndCost, time_and_cost
 from service.core.compute.training_time import ComputeEstimate
-from service.core.hardware.gpus import all_gpus
+from service.core.hardware.gpus import Gpu, all_gpus
 from service.core.job.assumptions import merge_assumptions
 from service.core.job.resolve import ResolvedJob
 from service.core.job.spec import Job
@@ -149,12 +149,17 @@ def serving_cost(resolved: ResolvedJob, plan: Plan | None) -> ServingCostEntry |
     """GPUs the serving plan uses x the stated price per GPU-hour, else the catalog's."""
     if plan is None or plan.serving is None or plan.gpu is None:
         return None
-    stated = resolved.price_per_gpu_hour
-    price = stated if stated is not None else plan.gpu.price_per_gpu_hour_usd
+    return gpus_cost(plan.serving.gpus, plan.gpu, resolved.price_per_gpu_hour)
+
+
+def gpus_cost(gpus: int, gpu: Gpu, stated: float | None) -> ServingCostEntry | None:
+    """``gpus`` of ``gpu`` kept running: x the stated price per GPU-hour, else the catalog's
+    on-demand price, per hour and per billing month (None: no price known)."""
+    price = stated if stated is not None else gpu.price_per_gpu_hour_usd
     if price is None:
         return None
-    per_hour = plan.serving.gpus * price
-    return ServingCostEntry(plan.serving.gpus, price, stated is not None, round(per_hour, 2),
+    per_hour = gpus * price
+    return ServingCostEntry(gpus, price, stated is not None, round(per_hour, 2),
                             round(per_hour * HOURS_PER_MONTH, 2), HOURS_PER_MONTH)
 
 
